@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvm-statsfd top-level Makefile.
+#
+#   make                 build kvm_statsfd.ko for the running kernel, and the tools
+#   make KDIR=DIR        build the module against another kernel tree
+#   make install         install the module for that kernel (modules_install, depmod)
+#   make check           everything, on Debian 6.1 and 6.12 booted under QEMU
+#   make demo            boot a guest, load the module, show a running VM's stats
+#   make kselftest       run the selftests here, on a real KVM host, as root
+#   make lint            checkpatch --strict, W=1 and sparse against the test kernels
+#   make unit            host-only unit tests of the reader library
+#   make clean
+#
+# The kernel build itself is described in Kbuild; this file only drives it.
+
+KDIR	?= /lib/modules/$(shell uname -r)/build
+BUILD	?= $(CURDIR)/build
+CACHE	?= $(CURDIR)/.cache
+export BUILD CACHE
+
+all: module tools
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+tools:
+	$(MAKE) -C tools O=$(BUILD)/tools
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a $$(cat $(KDIR)/include/config/kernel.release)
+
+# The targets below boot test kernels or read Debian packages: first make
+# sure what they need is installed.
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	@tests/vm/check.sh
+
+demo: deps
+	@tests/vm/demo.sh
+
+lint: deps
+	@tests/vm/lint.sh
+
+unit:
+	$(MAKE) -C tests/unit O=$(BUILD)/unit run
+
+# Selftests on this machine: needs /dev/kvm, root, and the module built
+# for the running kernel.
+kselftest: module tools
+	$(MAKE) -C tests/selftests O=$(BUILD)/kselftest \
+		HARNESS=$$(tests/vm/fetch-linux-source.sh)/tools/testing/selftests \
+		LIBKVMSTATS=$(BUILD)/tools/libkvmstats.a
+	KVM_STATSFD_KO=$(CURDIR)/kvm_statsfd.ko tests/run-kselftest.sh $(BUILD)/kselftest
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf $(BUILD)
+
+.PHONY: all module tools install deps check demo lint unit kselftest clean

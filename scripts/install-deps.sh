@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages the build, the test rig and the tools need.
+# Only missing packages are installed; apt's own cache keeps the .debs.
+set -euo pipefail
+
+PKGS="make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
+kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
+libmicrohttpd-dev"
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "  [deps] installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

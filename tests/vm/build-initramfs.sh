@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the test guest's initramfs: busybox-static, the kernel's own kvm and
+# kvm_amd modules with their dependencies (resolved with modinfo, since the
+# unpacked image has no modules.dep), our module(s), and the statically
+# linked programs to run.
+#
+# usage: build-initramfs.sh ROOT RELEASE OUT.cpio.gz [options]
+#   --module FILE.ko   add a module of ours to /lib/modules (repeatable)
+#   --tests DIR        copy DIR's executables to /tests
+#   --demo DIR         copy DIR to /demo
+#   --bin FILE         add an executable to /bin (repeatable)
+set -euo pipefail
+
+root=$1 rel=$2 out=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,tests,demo,lib/modules}
+cp /bin/busybox "$stage/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ "$applet" = busybox ] || ln -sf busybox "$stage/bin/$applet"
+done
+install -m 0755 "$here/init.sh" "$stage/init"
+
+moddir="$root/lib/modules/$rel"
+declare -A seen=()
+order=()
+
+# Index of the kernel's modules by name ('-' and '_' are the same to
+# modprobe, so both are folded to '_').
+declare -A modpath=()
+while read -r f; do
+	b=$(basename "$f")
+	b=${b%%.ko*}
+	modpath[${b//-/_}]=$f
+done < <(find "$moddir" -name '*.ko*')
+
+add_with_deps() {
+	local name=${1//-/_} path dep
+	[ -n "${seen[$name]:-}" ] && return
+	seen[$name]=1
+	path=${modpath[$name]:-}
+	[ -n "$path" ] || { echo "module $name not found in $moddir" >&2; exit 1; }
+	for dep in $(modinfo -F depends "$path" | tr ',' ' '); do
+		add_with_deps "$dep"
+	done
+	case "$path" in
+	*.xz) xz -dc "$path" > "$stage/lib/modules/$name.ko" ;;
+	*.zst) zstd -qdc "$path" > "$stage/lib/modules/$name.ko" ;;
+	*) cp "$path" "$stage/lib/modules/$name.ko" ;;
+	esac
+	order+=("$name")
+}
+
+add_with_deps kvm_amd
+printf '%s\n' "${order[@]}" > "$stage/lib/modules/load-order"
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--module) cp "$2" "$stage/lib/modules/"; shift 2 ;;
+	--tests) find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \; ; shift 2 ;;
+	--demo) cp -r "$2"/. "$stage/demo/"; shift 2 ;;
+	--bin) cp "$2" "$stage/bin/"; shift 2 ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+(cd "$stage" && find . | sort | cpio -o -H newc --quiet) | gzip -1 > "$out"

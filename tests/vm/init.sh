@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the test guest.  Loads KVM, runs every program in /tests and
+# reports on the second serial port (ttyS1), which carries nothing but what
+# this script writes.  The host believes a run only when the last line there
+# is "@@ done <nonce>", with the nonce it put on the kernel command line:
+# console noise on ttyS0 cannot fake a pass, and a guest that panics or hangs
+# never gets to write it.
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+
+R=/dev/ttyS1
+nonce=
+mode=test
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	ks.nonce=*) nonce=${arg#ks.nonce=} ;;
+	ks.mode=*) mode=${arg#ks.mode=} ;;
+	esac
+done
+
+say() { echo "$*" > $R; }
+
+finish() {
+	say "@@ dmesg-begin"
+	dmesg > $R
+	say "@@ dmesg-end"
+	say "@@ taint $(cat /proc/sys/kernel/tainted)"
+	say "@@ done $nonce"
+	sync
+	poweroff -f
+}
+
+say "@@ kernel $(uname -r) mode=$mode"
+
+# KVM and its dependencies, in the order listed at build time.
+for m in $(cat /lib/modules/load-order); do
+	if ! insmod "/lib/modules/$m.ko"; then
+		say "@@ error cannot load $m"
+		finish
+	fi
+done
+[ -c /dev/kvm ] || say "@@ error /dev/kvm is missing"
+
+export KVM_STATSFD_KO=/lib/modules/kvm_statsfd.ko
+
+case "$mode" in
+test)
+	for t in /tests/*; do
+		[ -x "$t" ] || continue
+		name=${t##*/}
+		say "@@ begin $name"
+		(cd /tmp && "$t") > $R 2>&1
+		say "@@ end $name rc=$?"
+	done
+	;;
+demo)
+	/demo/run-demo.sh > $R 2>&1
+	say "@@ demo rc=$?"
+	;;
+warn | warn-nopanic)
+	# Rig self-test: a module that WARNs on load must fail the run.
+	insmod /lib/modules/rig_warn.ko
+	say "@@ rig_warn loaded rc=$?"
+	;;
+esac
+
+finish

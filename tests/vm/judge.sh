@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Judge one guest run.  usage: judge.sh OUTDIR LABEL
+#
+# Prints one TAP line per test case found in the guest's report, prefixed
+# with LABEL, then one line per rig-level check (the guest finished, the
+# kernel log is clean, no unexpected taint).  Writes "PASSED FAILED SKIPPED"
+# to OUTDIR/counts.  Exits 0 only if nothing failed.
+#
+# Success is positive: a run counts only if the report channel ends with the
+# nonce the host chose, which a panicking or hanging guest never writes.
+set -uo pipefail
+
+outdir=$1 label=$2
+nonce=$(cat "$outdir/nonce")
+results="$outdir/results.log"
+console="$outdir/console.log"
+tr -d '\r' < "$results" > "$outdir/results.txt"
+tr -d '\r' < "$console" > "$outdir/console.txt" 2>/dev/null || : > "$outdir/console.txt"
+
+# Kernel log lines that mean the kernel is unhappy, whatever the tests said.
+SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|'\
+'possible circular locking|possible recursive locking|lockdep|'\
+'rcu_sched self-detected stall|rcu: INFO|RCU stall|refcount_t:|'\
+'list_add corruption|list_del corruption|UBSAN:|KASAN:|kernel BUG|'\
+'Call Trace:|unreferenced object|hung_task|soft lockup|hard LOCKUP'
+
+# Taint bits we expect from loading our own module: O (out-of-tree, 4096)
+# and E (unsigned, 8192).
+ALLOWED_TAINT=$((4096 | 8192))
+
+awk -v label="$label" '
+function emit(ok, name, extra) {
+	n++
+	if (ok == "skip") { skipped++; printf "ok %d - %s %s # SKIP%s\n", n, label, name, extra }
+	else if (ok) { passed++; printf "ok %d - %s %s\n", n, label, name }
+	else { failed++; printf "not ok %d - %s %s%s\n", n, label, name, extra }
+}
+/^@@ begin / { prog = $3; inprog = 1; prog_fail = 0; prog_cases = 0; next }
+/^@@ end / {
+	rc = $4; sub(/^rc=/, "", rc)
+	if (rc != 0 && prog_fail == 0)
+		emit(0, prog, " (exited with status " rc " and no failed case)")
+	else if (prog_cases == 0)
+		emit(rc == 0, prog, " (no test case reported)")
+	inprog = 0; next
+}
+/^@@ error / { emit(0, "guest", ": " substr($0, 10)); next }
+/^@@ dmesg-begin/ { indmesg = 1; next }
+/^@@ dmesg-end/ { indmesg = 0; next }
+indmesg { next }
+inprog && /^(not )?ok [0-9]+ / {
+	line = $0
+	isok = (line ~ /^ok /)
+	sub(/^(not )?ok [0-9]+ (- )?/, "", line)
+	name = line; reason = ""
+	if (match(line, / # (SKIP|skip)/)) {
+		name = substr(line, 1, RSTART - 1); reason = substr(line, RSTART + 7)
+		emit("skip", prog "." name, reason)
+	} else {
+		emit(isok, prog "." name, "")
+	}
+	if (!isok) prog_fail++
+	prog_cases++
+	next
+}
+END {
+	if (inprog) emit(0, prog, " (did not finish: guest died while it ran)")
+	printf "%d %d %d\n", passed, failed, skipped > "/dev/stderr"
+}
+' "$outdir/results.txt" > "$outdir/cases.tap" 2> "$outdir/counts"
+
+read -r passed failed skipped < "$outdir/counts"
+n=$((passed + failed + skipped))
+cat "$outdir/cases.tap"
+check() {
+	local ok=$1 name=$2
+	n=$((n + 1))
+	if [ "$ok" = 1 ]; then
+		passed=$((passed + 1)); echo "ok $n - $label $name"
+	else
+		failed=$((failed + 1)); echo "not ok $n - $label $name"
+	fi
+}
+
+last=$(grep '^@@ ' "$outdir/results.txt" | tail -n 1)
+if [ "$last" = "@@ done $nonce" ]; then
+	check 1 "rig: guest finished and reported"
+else
+	check 0 "rig: guest finished and reported"
+	grep -h '^@@ host' "$outdir/qemu.log" 2>/dev/null | sed 's/^/# /'
+	echo "# last lines of the guest console:"
+	tail -n 25 "$outdir/console.txt" | sed 's/^/#   /'
+fi
+
+klog=$(sed -n '/^@@ dmesg-begin/,/^@@ dmesg-end/p' "$outdir/results.txt"; cat "$outdir/console.txt")
+if splats=$(printf '%s\n' "$klog" | grep -E "$SPLATS"); then
+	check 0 "rig: kernel log is clean"
+	printf '%s\n' "$splats" | head -n 20 | sed 's/^/#   /'
+else
+	check 1 "rig: kernel log is clean"
+fi
+
+taint=$(sed -n 's/^@@ taint //p' "$outdir/results.txt" | tail -n 1)
+if [ -n "$taint" ] && [ $((taint & ~ALLOWED_TAINT)) = 0 ]; then
+	check 1 "rig: no unexpected taint"
+else
+	check 0 "rig: no unexpected taint (tainted=${taint:-unknown})"
+fi
+
+echo "$passed $failed $skipped" > "$outdir/counts"
+[ "$failed" = 0 ]
