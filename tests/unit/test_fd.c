@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kvmstats_open()/refresh()/close() against a real fd: a memfd image. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "tap.h"
+#include "tests.h"
+
+static int memfd_with(const struct img *im)
+{
+	int fd = memfd_create("kvmstats-test", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (pwrite(fd, im->buf, im->len, 0) != (ssize_t)im->len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int fd_valid(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_open_refresh(struct img *im)
+{
+	const struct kvmstats_desc *d;
+	struct kvmstats s;
+	uint64_t v = 424242;
+	int fd = memfd_with(im), ret;
+
+	if (!ok(fd >= 0, "memfd_create + write image"))
+		return;
+	ret = kvmstats_open(&s, fd);
+	ok(!ret && s.fd == fd && s.num_desc == img_valid_n,
+	   "open: memfd image opens, s->fd is the fd (%s)", s.err);
+	if (ret) {
+		close(fd);
+		return;
+	}
+	d = kvmstats_find(&s, "halt_wait_hist");
+	ok(d && kvmstats_value(&s, d, 3) == img_value(4, 3),
+	   "open: histogram value read through pread");
+	/* The VMM side changes a counter; refresh must see it. */
+	d = kvmstats_find(&s, "exits");
+	pwrite(fd, &v, 8, im->data_off + d->offset);
+	ok(kvmstats_value(&s, d, 0) == img_value(0, 0),
+	   "refresh: value unchanged before refresh");
+	lseek(fd, 5, SEEK_SET);
+	ret = kvmstats_refresh(&s);
+	ok(!ret && kvmstats_value(&s, d, 0) == 424242,
+	   "refresh: new value after refresh (%d)", ret);
+	ok(lseek(fd, 0, SEEK_CUR) == 5,
+	   "refresh: pread leaves the (shared) file offset alone");
+	ftruncate(fd, im->data_off + 8);
+	ret = kvmstats_refresh(&s);
+	ok(ret == -EIO && strstr(s.err, "short read"),
+	   "refresh: short data read is -EIO (%s)", s.err);
+	kvmstats_close(&s);
+	ok(!fd_valid(fd) && s.fd == -1, "close: closes the stats fd it owns");
+}
+
+static void test_open_errors(struct img *im)
+{
+	struct kvmstats s, z;
+	int fd, ret, before;
+
+	fd = memfd_with(im);
+	ftruncate(fd, im->len - 8);
+	ret = kvmstats_open(&s, fd);
+	ok(ret == -EBADMSG && strstr(s.err, "data block truncated") && s.fd == -1,
+	   "open: truncated data block refused (%s)", s.err);
+	ok(fd_valid(fd), "open: failure does not close the caller's fd");
+	ftruncate(fd, 20);
+	ret = kvmstats_open(&s, fd);
+	ok(ret == -EBADMSG && strstr(s.err, "header truncated"),
+	   "open: file shorter than header refused (%s)", s.err);
+	kvmstats_close(&s);
+	ok(fd_valid(fd), "close after failed open leaves the fd alone");
+
+	ret = kvmstats_open(&s, -1);
+	ok(ret == -EBADF, "open: fd -1 is -EBADF");
+	ret = kvmstats_open_from(&s, fd);
+	ok(ret == -ENOTTY && strstr(s.err, "KVM_GET_STATS_FD") && fd_valid(fd),
+	   "open_from: ioctl on a non-KVM fd fails, fd kept (%s)", s.err);
+	close(fd);
+
+	memset(&z, 0, sizeof(z));
+	before = fd_valid(0);
+	kvmstats_close(&z);
+	ok(fd_valid(0) == before, "close of a zeroed struct does not close fd 0");
+
+	kvmstats_parse(&s, im->buf, im->len);
+	ok(kvmstats_refresh(&s) == -EBADF, "refresh after parse (no fd) is -EBADF");
+	kvmstats_close(&s);
+}
+
+void test_fd(void)
+{
+	struct img im;
+
+	img_build(&im, "kvm-99/vcpu-3", 48, img_valid, img_valid_n,
+		  LAYOUT_UPSTREAM);
+	test_open_refresh(&im);
+	test_open_errors(&im);
+	img_free(&im);
+}

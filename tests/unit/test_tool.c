@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kvm-statsfd helpers: JSON emitter, QEMU -name parsing, stats rendering. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "discover.h"
+#include "image.h"
+#include "json.h"
+#include "output.h"
+#include "tap.h"
+#include "tests.h"
+
+/* Run fn against a memstream; returns malloc()ed output. */
+static char *capture(void (*fn)(FILE *f, void *arg), void *arg)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	fn(f, arg);
+	fclose(f);
+	return out;
+}
+
+static void write_str(FILE *f, void *arg)
+{
+	json_write_string(f, arg);
+}
+
+static void check_escape(const char *in, const char *want, const char *what)
+{
+	char *got = capture(write_str, (void *)in);
+
+	ok(!strcmp(got, want), "json escape: %s -> %s", what, got);
+	free(got);
+}
+
+static void doc_compact(FILE *f, void *arg)
+{
+	struct json j;
+
+	(void)arg;
+	json_init(&j, f, 0);
+	json_obj_begin(&j);
+	json_key(&j, "a");
+	json_u64(&j, 18446744073709551615ull);
+	json_key(&j, "b");
+	json_arr_begin(&j);
+	json_i64(&j, -5);
+	json_str(&j, "x");
+	json_obj_begin(&j);
+	json_obj_end(&j);
+	json_arr_begin(&j);
+	json_arr_end(&j);
+	json_arr_end(&j);
+	json_key(&j, "c");
+	json_str(&j, NULL);
+	json_key(&j, "d\"");
+	json_null(&j);
+	json_obj_end(&j);
+}
+
+static void doc_pretty(FILE *f, void *arg)
+{
+	struct json j;
+
+	(void)arg;
+	json_init(&j, f, 1);
+	json_obj_begin(&j);
+	json_key(&j, "a");
+	json_arr_begin(&j);
+	json_arr_end(&j);
+	json_key(&j, "b");
+	json_arr_begin(&j);
+	json_u64(&j, 1);
+	json_u64(&j, 2);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+static void test_json(void)
+{
+	char *got;
+
+	check_escape("plain", "\"plain\"", "plain");
+	check_escape("a\"b\\c", "\"a\\\"b\\\\c\"", "quote and backslash");
+	check_escape("\n\r\t\b\f\x01\x1f\x7f", "\"\\n\\r\\t\\b\\f\\u0001\\u001f\\u007f\"",
+		     "control characters");
+	check_escape("caf\xc3\xa9 \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"",
+		     "valid UTF-8 kept");
+	check_escape("\xff\xc0\x80", "\"\\ufffd\\ufffd\\ufffd\"", "invalid and overlong UTF-8");
+	check_escape("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"", "UTF-16 surrogate");
+	check_escape("x\xe2\x82", "\"x\\ufffd\\ufffd\"", "truncated sequence at end");
+	check_escape("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "beyond U+10FFFF");
+
+	got = capture(doc_compact, NULL);
+	ok(!strcmp(got, "{\"a\":18446744073709551615,\"b\":[-5,\"x\",{},[]],"
+			"\"c\":null,\"d\\\"\":null}"),
+	   "json compact document: %s", got);
+	free(got);
+	got = capture(doc_pretty, NULL);
+	ok(!strcmp(got, "{\n  \"a\": [],\n  \"b\": [\n    1,\n    2\n  ]\n}\n"),
+	   "json pretty document");
+	free(got);
+}
+
+static void check_guest(const char *cmd, size_t len, const char *want,
+			const char *what)
+{
+	char *got = guest_name_from_cmdline(cmd, len);
+
+	ok(want ? got && !strcmp(got, want) : !got,
+	   "guest name: %s -> %s", what, got ? got : "(none)");
+	free(got);
+}
+
+#define GUEST(lit, want, what) check_guest(lit, sizeof(lit) - 1, want, what)
+
+static void test_guest(void)
+{
+	GUEST("qemu\0-name\0foo\0-m\0" "1G\0", "foo", "-name foo");
+	GUEST("qemu\0-name\0guest=foo,debug-threads=on\0", "foo", "guest=foo,...");
+	GUEST("qemu\0-name\0foo,debug-threads=on\0", "foo", "implied key");
+	GUEST("qemu\0-name\0debug-threads=on,guest=bar\0", "bar", "guest= not first");
+	GUEST("qemu\0-name\0a,,b,process=p\0", "a,b", "escaped comma");
+	GUEST("qemu\0--name\0x\0", "x", "--name");
+	GUEST("qemu\0-name\0a\0-name\0b\0", "b", "last -name wins");
+	GUEST("qemu\0-name\0foo", "foo", "unterminated last argument");
+	GUEST("qemu\0-m\0" "1G\0", NULL, "no -name");
+	GUEST("qemu\0-name\0", NULL, "-name without value");
+	GUEST("qemu\0-name\0process=p\0", NULL, "no guest key");
+	GUEST("qemu\0-name\0guest=\0", NULL, "empty guest");
+	GUEST("qemu\0-namex\0foo\0", NULL, "-namex is not -name");
+	GUEST("firecracker\0--id\0vm1\0", NULL, "firecracker");
+	check_guest("", 0, NULL, "empty cmdline");
+}
+
+static void render_json(FILE *f, void *arg)
+{
+	struct json j;
+
+	json_init(&j, f, 0);
+	out_stats_json(&j, arg);
+}
+
+static void render_human(FILE *f, void *arg)
+{
+	out_stats_human(f, arg, "  ");
+}
+
+static const struct img_stat tiny[] = {
+	{ "exits", KVM_STATS_TYPE_CUMULATIVE, 0, 1, 0, 0 },
+	{ "lat", KVM_STATS_TYPE_LINEAR_HIST | KVM_STATS_UNIT_SECONDS, -6, 3, 8, 10 },
+};
+
+static void test_output(void)
+{
+	struct kvmstats s;
+	struct img im;
+	char *got;
+
+	img_build(&im, "kvm-7", 48, tiny, 2, LAYOUT_UPSTREAM);
+	memset(im.buf + im.data_off + 16, 0, 8);	/* lat bucket 1 = 0 */
+	kvmstats_parse(&s, im.buf, im.len);
+	got = capture(render_json, &s);
+	ok(!strcmp(got, "{\"id\":\"kvm-7\",\"stats\":["
+			"{\"name\":\"exits\",\"type\":\"cumulative\",\"unit\":\"none\","
+			"\"base\":\"pow10\",\"exponent\":0,\"size\":1,\"value\":1000},"
+			"{\"name\":\"lat\",\"type\":\"linear_hist\",\"unit\":\"seconds\","
+			"\"base\":\"pow10\",\"exponent\":-6,\"size\":3,\"bucket_size\":10,"
+			"\"buckets\":[2000,0,2002]}]}"),
+	   "stats JSON object: %s", got);
+	free(got);
+	got = capture(render_human, &s);
+	ok(!strcmp(got, "  exits                            1000\n"
+			"  lat                              linear_hist 2/3 buckets non-zero,"
+			" total 4002: [0 s, 10 us) 2000, [20 us, inf) 2002\n"),
+	   "human output: one line per stat, histogram summarised");
+	if (tap_fail)
+		tap_diag("got: %s", got);
+	free(got);
+	s.data[1] = 0;		/* lat bucket 0: separator must still be ':' */
+	got = capture(render_human, &s);
+	ok(strstr(got, "total 2002: [20 us, inf) 2002\n") != NULL,
+	   "human output: histogram whose first bucket is empty");
+	free(got);
+	kvmstats_close(&s);
+	img_free(&im);
+}
+
+void test_tool(void)
+{
+	test_json();
+	test_guest();
+	test_output();
+}

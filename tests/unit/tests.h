@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef UNIT_TESTS_H
+#define UNIT_TESTS_H
+
+void test_parse(void);
+void test_fuzz(void);
+void test_fd(void);
+void test_tool(void);
+
+#endif

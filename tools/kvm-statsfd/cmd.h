@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMSTATSFD_CMD_H
+#define KVMSTATSFD_CMD_H
+
+#include <sys/types.h>
+
+/* Exit codes, documented in --help and Documentation/kvm-statsfd-tool.rst */
+#define EXIT_OK		0
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+struct opts {
+	pid_t pid;		/* 0: all VMs */
+	int vcpu;		/* -1: all vCPUs */
+	int json;
+	double interval;	/* watch, seconds */
+	long count;		/* watch frames, 0: forever */
+	const char *file;	/* show --file */
+};
+
+struct vm_proc;
+/* Discovery with error reporting; -1 on error (already printed). */
+int find_vms(const struct opts *o, struct vm_proc **vms);
+
+int cmd_list(const struct opts *o);
+int cmd_show(const struct opts *o);
+int cmd_watch(const struct opts *o);
+
+#endif

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Finding VMs run by other processes and borrowing their KVM fds.
+ *
+ * A VMM's fds show up in /proc/PID/fd as anon_inode:kvm-vm and
+ * anon_inode:kvm-vcpu:N.  We take duplicates with pidfd_getfd() (root or
+ * ptrace access) and ask for a stats fd.  Nothing here changes VM state:
+ * the only ioctl issued is KVM_GET_STATS_FD and stats fds are only pread().
+ *
+ * Limitation: a vCPU fd does not say which VM it belongs to.  The common
+ * case is one VM per process; when a process holds several VM fds we say
+ * so (nr_vm_fds) and attribute all its vCPUs to the first VM fd.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "discover.h"
+
+/* Same number on every architecture that has them (since 5.3/5.6). */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open		434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd		438
+#endif
+
+#define CMDLINE_MAX		65536
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int sys_pidfd_getfd(int pidfd, int fd)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+/* Append one (possibly ",,"-escaped) element of a QEMU option string. */
+static const char *next_elem(const char *p, const char *end, char *out,
+			     size_t outlen)
+{
+	size_t n = 0;
+
+	while (p < end && *p) {
+		if (*p == ',') {
+			if (p + 1 < end && p[1] == ',') {
+				p++;	/* ",," is a literal comma */
+			} else {
+				p++;
+				break;
+			}
+		}
+		if (n + 1 < outlen)
+			out[n++] = *p;
+		p++;
+	}
+	out[n] = '\0';
+	return p;
+}
+
+static char *parse_name_opt(const char *v, const char *end)
+{
+	char elem[256], *guest = NULL;
+	int first = 1;
+
+	while (v < end && *v) {
+		v = next_elem(v, end, elem, sizeof(elem));
+		/* QEMU's implied key: a first element without '=' is guest. */
+		if (!strncmp(elem, "guest=", 6) || (first && !strchr(elem, '='))) {
+			free(guest);
+			guest = strdup(strncmp(elem, "guest=", 6) ? elem : elem + 6);
+		}
+		first = 0;
+	}
+	if (guest && !*guest) {
+		free(guest);
+		guest = NULL;
+	}
+	return guest;
+}
+
+static int is_name_opt(const char *arg, size_t n)
+{
+	return (n == 5 && !memcmp(arg, "-name", 5)) ||
+	       (n == 6 && !memcmp(arg, "--name", 6));
+}
+
+char *guest_name_from_cmdline(const char *cmdline, size_t len)
+{
+	const char *p = cmdline, *end = cmdline + len, *nul;
+	const char *val = NULL, *val_end = NULL;
+	size_t n;
+
+	while (p < end) {
+		/* The last argument may be cut short without its NUL. */
+		nul = memchr(p, '\0', end - p);
+		n = nul ? (size_t)(nul - p) : (size_t)(end - p);
+		if (is_name_opt(p, n) && nul && nul + 1 < end) {
+			/* The last -name wins, as in QEMU. */
+			val = nul + 1;
+			val_end = memchr(val, '\0', end - val);
+			if (!val_end)
+				val_end = end;
+		}
+		p += n + 1;
+	}
+	return val ? parse_name_opt(val, val_end) : NULL;
+}
+
+static void read_small(pid_t pid, const char *file, char *buf, size_t len,
+		       size_t *got)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	*got = 0;
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		*got = n;
+	}
+}
+
+static void read_labels(struct vm_proc *p)
+{
+	char *cmd;
+	size_t n;
+
+	read_small(p->pid, "comm", p->comm, sizeof(p->comm), &n);
+	if (n && p->comm[n - 1] == '\n')
+		p->comm[n - 1] = '\0';
+	cmd = malloc(CMDLINE_MAX);
+	if (!cmd)
+		return;
+	read_small(p->pid, "cmdline", cmd, CMDLINE_MAX, &n);
+	p->guest = guest_name_from_cmdline(cmd, n);
+	free(cmd);
+}
+
+static struct vcpu_ref *get_vcpu(struct vm_proc *p, int id)
+{
+	struct vcpu_ref *v;
+	int i;
+
+	for (i = 0; i < p->nr_vcpus; i++)
+		if (p->vcpus[i].id == id)
+			return &p->vcpus[i];
+	v = realloc(p->vcpus, (p->nr_vcpus + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	p->vcpus = v;
+	v = &v[p->nr_vcpus++];
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	v->fdnum = -1;
+	v->stats_fdnum = -1;
+	v->st.fd = -1;
+	return v;
+}
+
+/* "kvm-vcpu:12" -> 12 after prefix; -1 if malformed. */
+static int suffix_id(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	v = strtol(s, &end, 10);
+	return (*end || v > 0x7fffffff) ? -1 : (int)v;
+}
+
+static void note_fd(struct vm_proc *p, int fdnum, const char *link)
+{
+	struct vcpu_ref *v;
+	int id;
+
+	if (strncmp(link, "anon_inode:kvm-", 15))
+		return;
+	link += 15;
+	if (!strcmp(link, "vm")) {
+		if (!p->nr_vm_fds++)
+			p->vm_fdnum = fdnum;
+	} else if (!strcmp(link, "vm-stats")) {
+		if (p->vm_stats_fdnum < 0)
+			p->vm_stats_fdnum = fdnum;
+	} else if (!strncmp(link, "vcpu:", 5) &&
+		   (id = suffix_id(link + 5)) >= 0) {
+		v = get_vcpu(p, id);
+		if (v && v->fdnum < 0)
+			v->fdnum = fdnum;
+	} else if (!strncmp(link, "vcpu-stats:", 11) &&
+		   (id = suffix_id(link + 11)) >= 0) {
+		v = get_vcpu(p, id);
+		if (v && v->stats_fdnum < 0)
+			v->stats_fdnum = fdnum;
+	}
+}
+
+static int cmp_vcpu(const void *a, const void *b)
+{
+	const struct vcpu_ref *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int has_vcpu_fd(const struct vm_proc *p)
+{
+	int i;
+
+	for (i = 0; i < p->nr_vcpus; i++)
+		if (p->vcpus[i].fdnum >= 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Fill p from /proc/PID/fd.  Returns 1 for a VMM, 0 otherwise.  Holding
+ * only stats fds does not make a VMM: another kvm-statsfd looks like that.
+ */
+static int scan_pid(struct vm_proc *p, pid_t pid)
+{
+	char path[64], link[128];
+	struct dirent *de;
+	DIR *d;
+	ssize_t n;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->vm_fdnum = -1;
+	p->vm_stats_fdnum = -1;
+	p->pidfd = -1;
+	p->vm.fd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* gone, or not ours to look at */
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		note_fd(p, atoi(de->d_name), link);
+	}
+	closedir(d);
+	if (!p->nr_vm_fds && !has_vcpu_fd(p)) {
+		free(p->vcpus);
+		return 0;
+	}
+	qsort(p->vcpus, p->nr_vcpus, sizeof(*p->vcpus), cmp_vcpu);
+	read_labels(p);
+	return 1;
+}
+
+static int add_pid(struct vm_proc **vms, int *n, pid_t pid)
+{
+	struct vm_proc p, *nv;
+
+	if (!scan_pid(&p, pid))
+		return 0;
+	nv = realloc(*vms, (*n + 1) * sizeof(**vms));
+	if (!nv) {
+		free(p.vcpus);
+		free(p.guest);
+		return -ENOMEM;
+	}
+	*vms = nv;
+	nv[(*n)++] = p;
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct vm_proc *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int discover_vms(struct vm_proc **out, pid_t only_pid)
+{
+	struct vm_proc *vms = NULL;
+	struct dirent *de;
+	int n = 0, ret = 0;
+	pid_t pid;
+	DIR *d;
+
+	*out = NULL;
+	if (only_pid > 0) {
+		ret = add_pid(&vms, &n, only_pid);
+		goto out;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		ret = add_pid(&vms, &n, pid);
+	}
+	closedir(d);
+	qsort(vms, n, sizeof(*vms), cmp_pid);
+out:
+	if (ret) {
+		free_vms(vms, n);
+		return ret;
+	}
+	*out = vms;
+	return n;
+}
+
+static const char *explain(int err)
+{
+	switch (err) {
+	case -EPERM:
+		return "permission denied (needs root or ptrace access to the VMM)";
+	case -ESRCH:
+		return "process exited";
+	case -EIO:
+		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO) and the VMM has no stats fd of its own to borrow";
+	case -ENOTTY:
+	case -EINVAL:
+		return "KVM_GET_STATS_FD not supported by this kernel";
+	default:
+		return strerror(-err);
+	}
+}
+
+static void set_err(struct vm_proc *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_err(struct vm_proc *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err[0])
+		return;		/* keep the first, it is usually the cause */
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof(p->err), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Prefer a fresh stats fd from KVM_GET_STATS_FD (it carries the module's
+ * extra stats).  Upstream KVM answers ioctls only from the process that
+ * created the VM, so fall back to a stats fd the VMM already holds (QEMU
+ * opens one per vCPU); pread does not move its shared file offset.
+ */
+static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum)
+{
+	int dup, fd = -1, err = -ENOENT;
+
+	if (fdnum >= 0) {
+		dup = sys_pidfd_getfd(p->pidfd, fdnum);
+		if (dup < 0) {
+			err = -errno;
+		} else {
+			fd = ioctl(dup, KVM_GET_STATS_FD, NULL);
+			if (fd < 0)
+				err = -errno;
+			close(dup);
+		}
+	}
+	if (fd < 0 && stats_fdnum >= 0 && err != -EPERM) {
+		fd = sys_pidfd_getfd(p->pidfd, stats_fdnum);
+		if (fd < 0)
+			err = -errno;
+	}
+	return fd >= 0 ? fd : err;
+}
+
+static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
+		    struct kvmstats *st, const char *what)
+{
+	int fd, ret;
+
+	fd = get_stats_fd(p, fdnum, stats_fdnum);
+	if (fd < 0) {
+		set_err(p, "pid %d %s: %s", (int)p->pid, what, explain(fd));
+		return fd;
+	}
+	ret = kvmstats_open(st, fd);
+	if (ret) {
+		close(fd);
+		set_err(p, "pid %d %s: malformed stats: %s", (int)p->pid,
+			what, st->err);
+	}
+	return ret;
+}
+
+int vm_open_stats(struct vm_proc *p, int only_vcpu)
+{
+	char what[32];
+	int i, ret, first = 0;
+
+	p->pidfd = sys_pidfd_open(p->pid);
+	if (p->pidfd < 0) {
+		ret = -errno;
+		set_err(p, "pid %d: pidfd_open: %s", (int)p->pid, explain(ret));
+		return ret;
+	}
+	if (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0) {
+		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM");
+		p->vm_open = !ret;
+		first = ret;
+	}
+	for (i = 0; i < p->nr_vcpus; i++) {
+		struct vcpu_ref *v = &p->vcpus[i];
+
+		if (only_vcpu >= 0 && v->id != only_vcpu)
+			continue;
+		snprintf(what, sizeof(what), "vCPU %d", v->id);
+		ret = open_one(p, v->fdnum, v->stats_fdnum, &v->st, what);
+		v->open = !ret;
+		if (!first)
+			first = ret;
+	}
+	return first;
+}
+
+int vm_proc_exited(const struct vm_proc *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	if (p->pidfd < 0)
+		return kill(p->pid, 0) && errno == ESRCH;
+	/* A pidfd polls readable once the process has exited. */
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/*
+ * Stats fds hold a reference on the VM: close them promptly once the VMM
+ * is gone so we do not keep its memory alive.
+ */
+void vm_close_stats(struct vm_proc *p)
+{
+	int i;
+
+	if (p->vm_open)
+		kvmstats_close(&p->vm);
+	p->vm_open = 0;
+	for (i = 0; i < p->nr_vcpus; i++) {
+		if (p->vcpus[i].open)
+			kvmstats_close(&p->vcpus[i].st);
+		p->vcpus[i].open = 0;
+	}
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
+
+void free_vms(struct vm_proc *vms, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		vm_close_stats(&vms[i]);
+		free(vms[i].vcpus);
+		free(vms[i].guest);
+	}
+	free(vms);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMSTATSFD_DISCOVER_H
+#define KVMSTATSFD_DISCOVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kvmstats.h"
+
+/* A vCPU seen in a VMM process: its fd numbers in that process. */
+struct vcpu_ref {
+	int id;			/* N of anon_inode:kvm-vcpu:N */
+	int fdnum;		/* vCPU fd, -1 if only a stats fd was seen */
+	int stats_fdnum;	/* existing kvm-vcpu-stats:N fd, or -1 */
+	struct kvmstats st;
+	int open;		/* st is valid */
+};
+
+/* One VMM process and (see discover.c) the one VM we attribute to it. */
+struct vm_proc {
+	pid_t pid;
+	char comm[64];
+	char *guest;		/* from -name, NULL if none */
+	int nr_vm_fds;		/* > 1: vCPUs attributed to the first VM */
+	int vm_fdnum;		/* first kvm-vm fd, or -1 */
+	int vm_stats_fdnum;	/* first existing kvm-vm-stats fd, or -1 */
+	int nr_vcpus;
+	struct vcpu_ref *vcpus;	/* sorted by id */
+	struct kvmstats vm;
+	int vm_open;
+	int pidfd;		/* kept while stats are open, -1 otherwise */
+	char err[256];		/* first error while opening stats */
+};
+
+/*
+ * Scan /proc for processes holding KVM VM or vCPU fds; only_pid > 0 limits
+ * the scan to one process.  Processes we may not inspect are skipped.
+ * Returns the number found (array in *out, sorted by pid) or -errno.
+ */
+int discover_vms(struct vm_proc **out, pid_t only_pid);
+
+/*
+ * Open stats fds for the VM and each vCPU of p (or only vCPU only_vcpu if
+ * >= 0).  Never changes VM state: fds are duplicated, only ioctl
+ * KVM_GET_STATS_FD and pread are used.  Returns 0 if everything opened,
+ * else -errno with the first problem in p->err (partial results kept).
+ */
+int vm_open_stats(struct vm_proc *p, int only_vcpu);
+/* True once the VMM process has exited. */
+int vm_proc_exited(const struct vm_proc *p);
+void vm_close_stats(struct vm_proc *p);
+void free_vms(struct vm_proc *vms, int n);
+
+/*
+ * Guest name from a NUL-separated QEMU command line: "-name foo",
+ * "-name guest=foo,debug-threads=on" (",," is a literal comma).
+ * Returns a malloc()ed string or NULL.
+ */
+char *guest_name_from_cmdline(const char *cmdline, size_t len);
+
+#endif

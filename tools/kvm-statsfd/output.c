@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "output.h"
+
+void out_bucket_label(const struct kvmstats_desc *d, unsigned int i,
+		      char *buf, size_t len)
+{
+	char lo_s[32], hi_s[32];
+	uint64_t lo, hi;
+
+	if (kvmstats_bucket_range(d, i, &lo, &hi)) {
+		snprintf(buf, len, "[?]");
+		return;
+	}
+	kvmstats_format(d, lo, lo_s, sizeof(lo_s));
+	if (hi == UINT64_MAX)
+		snprintf(hi_s, sizeof(hi_s), "inf");
+	else
+		kvmstats_format(d, hi, hi_s, sizeof(hi_s));
+	snprintf(buf, len, "[%s, %s)", lo_s, hi_s);
+}
+
+/*
+ * Histograms are summarised: how many buckets are non-zero, the total
+ * count, then only the non-zero buckets with their ranges.
+ */
+static void hist_human(FILE *f, const struct kvmstats *s,
+		       const struct kvmstats_desc *d)
+{
+	unsigned int i, nz = 0, shown = 0;
+	uint64_t v, total = 0;
+	char label[80];
+
+	for (i = 0; i < d->size; i++) {
+		v = kvmstats_value(s, d, i);
+		nz += v != 0;
+		total += v;
+	}
+	fprintf(f, "%s %u/%u buckets non-zero, total %llu",
+		kvmstats_type_name(d->type), nz, d->size,
+		(unsigned long long)total);
+	for (i = 0; i < d->size; i++) {
+		v = kvmstats_value(s, d, i);
+		if (!v)
+			continue;
+		out_bucket_label(d, i, label, sizeof(label));
+		fprintf(f, "%s %s %llu", shown++ ? "," : ":", label,
+			(unsigned long long)v);
+	}
+}
+
+void out_stat_human(FILE *f, const struct kvmstats *s,
+		    const struct kvmstats_desc *d, const char *indent)
+{
+	char val[48];
+
+	fprintf(f, "%s%-32s ", indent, d->name);
+	if (kvmstats_is_hist(d)) {
+		hist_human(f, s, d);
+	} else {
+		kvmstats_format(d, kvmstats_value(s, d, 0), val, sizeof(val));
+		fputs(val, f);
+		if (d->type != KVM_STATS_TYPE_CUMULATIVE)
+			fprintf(f, " (%s)", kvmstats_type_name(d->type));
+	}
+	fputc('\n', f);
+}
+
+void out_stats_human(FILE *f, const struct kvmstats *s, const char *indent)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->num_desc; i++)
+		out_stat_human(f, s, &s->descs[i], indent);
+}
+
+static void stat_json(struct json *j, const struct kvmstats *s,
+		      const struct kvmstats_desc *d)
+{
+	unsigned int i;
+
+	json_obj_begin(j);
+	json_key(j, "name");
+	json_str(j, d->name);
+	json_key(j, "type");
+	json_str(j, kvmstats_type_name(d->type));
+	json_key(j, "unit");
+	json_str(j, kvmstats_unit_name(d->unit));
+	json_key(j, "base");
+	json_str(j, kvmstats_base_name(d->base));
+	json_key(j, "exponent");
+	json_i64(j, d->exponent);
+	json_key(j, "size");
+	json_u64(j, d->size);
+	if (kvmstats_is_hist(d)) {
+		json_key(j, "bucket_size");
+		json_u64(j, d->bucket_size);
+		json_key(j, "buckets");
+		json_arr_begin(j);
+		for (i = 0; i < d->size; i++)
+			json_u64(j, kvmstats_value(s, d, i));
+		json_arr_end(j);
+	} else {
+		json_key(j, "value");
+		json_u64(j, kvmstats_value(s, d, 0));
+	}
+	json_obj_end(j);
+}
+
+void out_stats_fields(struct json *j, const struct kvmstats *s)
+{
+	unsigned int i;
+
+	json_key(j, "id");
+	json_str(j, s ? s->id : NULL);
+	json_key(j, "stats");
+	if (!s) {
+		json_null(j);
+		return;
+	}
+	json_arr_begin(j);
+	for (i = 0; i < s->num_desc; i++)
+		stat_json(j, s, &s->descs[i]);
+	json_arr_end(j);
+}
+
+void out_stats_json(struct json *j, const struct kvmstats *s)
+{
+	json_obj_begin(j);
+	out_stats_fields(j, s);
+	json_obj_end(j);
+}

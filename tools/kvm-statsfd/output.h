@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Rendering one stats file, human or JSON; no discovery, so unit-testable. */
+#ifndef KVMSTATSFD_OUTPUT_H
+#define KVMSTATSFD_OUTPUT_H
+
+#include <stdio.h>
+
+#include "json.h"
+#include "kvmstats.h"
+
+#define KVMSTATSFD_SCHEMA	"kvm-statsfd/1"
+
+/* "[1.02 us, 2.05 us)" style bounds of bucket i into buf. */
+void out_bucket_label(const struct kvmstats_desc *d, unsigned int i,
+		      char *buf, size_t len);
+void out_stat_human(FILE *f, const struct kvmstats *s,
+		    const struct kvmstats_desc *d, const char *indent);
+void out_stats_human(FILE *f, const struct kvmstats *s, const char *indent);
+/* "id" and "stats" members into an open object; NULL s gives nulls. */
+void out_stats_fields(struct json *j, const struct kvmstats *s);
+/* The "stats object": {"id": ..., "stats": [...]}. */
+void out_stats_json(struct json *j, const struct kvmstats *s);
+
+#endif

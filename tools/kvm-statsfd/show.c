@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The list and show commands. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "discover.h"
+#include "output.h"
+
+/* Discovery shared by list/show/watch; prints its own errors. */
+int find_vms(const struct opts *o, struct vm_proc **vms)
+{
+	int n = discover_vms(vms, o->pid);
+
+	if (n < 0) {
+		fprintf(stderr, "kvm-statsfd: scanning /proc: %s\n",
+			strerror(-n));
+		return -1;
+	}
+	if (!n && o->pid) {
+		fprintf(stderr, "kvm-statsfd: no KVM VM found in pid %d%s\n",
+			(int)o->pid,
+			geteuid() ? " (not root: other users' processes are invisible)" : "");
+		return -1;
+	}
+	return n;
+}
+
+static void json_proc_fields(struct json *j, const struct vm_proc *p)
+{
+	json_key(j, "pid");
+	json_i64(j, p->pid);
+	json_key(j, "comm");
+	json_str(j, p->comm);
+	json_key(j, "guest");
+	json_str(j, p->guest);
+	json_key(j, "vm_fds");
+	json_i64(j, p->nr_vm_fds);
+	json_key(j, "vcpu_count");
+	json_i64(j, p->nr_vcpus);
+}
+
+static void list_json(const struct vm_proc *vms, int n)
+{
+	struct json j;
+	int i, k;
+
+	json_init(&j, stdout, 1);
+	json_obj_begin(&j);
+	json_key(&j, "schema");
+	json_str(&j, KVMSTATSFD_SCHEMA);
+	json_key(&j, "vms");
+	json_arr_begin(&j);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(&j);
+		json_proc_fields(&j, &vms[i]);
+		json_key(&j, "vcpus");
+		json_arr_begin(&j);
+		for (k = 0; k < vms[i].nr_vcpus; k++)
+			json_i64(&j, vms[i].vcpus[k].id);
+		json_arr_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+int cmd_list(const struct opts *o)
+{
+	struct vm_proc *vms;
+	int i, n = find_vms(o, &vms);
+
+	if (n < 0)
+		return EXIT_RUNTIME;
+	if (o->json) {
+		list_json(vms, n);
+	} else {
+		printf("%-8s %-16s %-24s %5s %5s\n",
+		       "PID", "COMMAND", "GUEST", "VMS", "VCPUS");
+		for (i = 0; i < n; i++)
+			printf("%-8d %-16s %-24s %5d %5d\n", (int)vms[i].pid,
+			       vms[i].comm, vms[i].guest ? vms[i].guest : "-",
+			       vms[i].nr_vm_fds, vms[i].nr_vcpus);
+	}
+	free_vms(vms, n);
+	return EXIT_OK;
+}
+
+static void show_human(const struct vm_proc *p, const struct opts *o)
+{
+	int i;
+
+	printf("VM pid %d (%s)", (int)p->pid, p->comm);
+	if (p->guest)
+		printf(" guest %s", p->guest);
+	printf(", %d vCPU%s", p->nr_vcpus, p->nr_vcpus == 1 ? "" : "s");
+	if (p->vm_open)
+		printf(": %s", p->vm.id);
+	putchar('\n');
+	if (p->nr_vm_fds > 1)
+		printf("  note: process holds %d VM fds; vCPUs are attributed to the first\n",
+		       p->nr_vm_fds);
+	if (p->vm_open && o->vcpu < 0)
+		out_stats_human(stdout, &p->vm, "  ");
+	for (i = 0; i < p->nr_vcpus; i++) {
+		const struct vcpu_ref *v = &p->vcpus[i];
+
+		if (!v->open)
+			continue;
+		printf("vCPU %d: %s\n", v->id, v->st.id);
+		out_stats_human(stdout, &v->st, "  ");
+	}
+}
+
+static void show_json_vm(struct json *j, const struct vm_proc *p,
+			 const struct opts *o)
+{
+	int i;
+
+	json_obj_begin(j);
+	json_proc_fields(j, p);
+	json_key(j, "error");
+	json_str(j, p->err[0] ? p->err : NULL);
+	json_key(j, "vm");
+	if (p->vm_open && o->vcpu < 0)
+		out_stats_json(j, &p->vm);
+	else
+		json_null(j);
+	json_key(j, "vcpus");
+	json_arr_begin(j);
+	for (i = 0; i < p->nr_vcpus; i++) {
+		const struct vcpu_ref *v = &p->vcpus[i];
+
+		if (o->vcpu >= 0 && v->id != o->vcpu)
+			continue;
+		json_obj_begin(j);
+		json_key(j, "vcpu");
+		json_i64(j, v->id);
+		out_stats_fields(j, v->open ? &v->st : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static int has_vcpu(const struct vm_proc *p, int id)
+{
+	int i;
+
+	for (i = 0; i < p->nr_vcpus; i++)
+		if (p->vcpus[i].id == id)
+			return 1;
+	return 0;
+}
+
+/* show --file: a saved image of a stats fd, e.g. from `cat` of one. */
+static int show_file(const struct opts *o)
+{
+	struct kvmstats s;
+	struct json j;
+	int fd, ret;
+
+	fd = open(o->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	ret = kvmstats_open(&s, fd);
+	if (ret) {
+		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, s.err);
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		out_stats_json(&j, &s);
+		json_finish(&j);
+	} else {
+		printf("%s: %s\n", o->file, s.id);
+		out_stats_human(stdout, &s, "  ");
+	}
+	kvmstats_close(&s);
+	return EXIT_OK;
+}
+
+int cmd_show(const struct opts *o)
+{
+	struct vm_proc *vms;
+	int i, n, rc = EXIT_OK;
+	struct json j;
+
+	if (o->file)
+		return show_file(o);
+	n = find_vms(o, &vms);
+	if (n < 0)
+		return EXIT_RUNTIME;
+	for (i = 0; i < n; i++) {
+		if (o->vcpu >= 0 && !has_vcpu(&vms[i], o->vcpu)) {
+			snprintf(vms[i].err, sizeof(vms[i].err),
+				 "pid %d has no vCPU %d", (int)vms[i].pid, o->vcpu);
+		} else if (!vm_open_stats(&vms[i], o->vcpu)) {
+			continue;
+		}
+		fprintf(stderr, "kvm-statsfd: %s\n", vms[i].err);
+		rc = EXIT_RUNTIME;
+	}
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		json_key(&j, "schema");
+		json_str(&j, KVMSTATSFD_SCHEMA);
+		json_key(&j, "vms");
+		json_arr_begin(&j);
+		for (i = 0; i < n; i++)
+			show_json_vm(&j, &vms[i], o);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_finish(&j);
+	} else {
+		for (i = 0; i < n; i++)
+			show_human(&vms[i], o);
+	}
+	free_vms(vms, n);
+	return rc;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The watch command: per-second rates of cumulative stats, per VM (VM
+ * stats plus the sum over its vCPUs) and per vCPU, sorted by rate.
+ * Histogram buckets are cumulative counts too; for exit-reason histograms
+ * (stats named exit_reason*) the per-bucket rates are shown by bucket
+ * index until the module provides reason names.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "discover.h"
+#include "output.h"
+
+#define TOP_COUNTERS	8
+#define TOP_OTHER	4
+#define TOP_VCPU	3
+#define MAX_REASONS	16
+
+struct rate {
+	const struct kvmstats_desc *d;	/* first desc seen with this name */
+	double per_sec;
+};
+
+struct rates {
+	struct rate *r;
+	int n, cap;
+};
+
+/* Previous sample of one stats file. */
+struct sample {
+	struct kvmstats *st;
+	uint64_t *prev;
+};
+
+struct wvm {
+	struct vm_proc *p;
+	struct sample vm;
+	struct sample *vcpu;	/* parallel to p->vcpus */
+	int gone;
+	double score;		/* sort key: exits/s or all counters/s */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sample_init(struct sample *sm, struct kvmstats *st)
+{
+	sm->st = st;
+	sm->prev = malloc(st->data_size ? st->data_size : 8);
+	if (sm->prev)
+		memcpy(sm->prev, st->data, st->data_size);
+}
+
+static void rate_add(struct rates *rs, const struct kvmstats_desc *d,
+		     double v)
+{
+	struct rate *r;
+	int i;
+
+	for (i = 0; i < rs->n; i++) {
+		if (!strcmp(rs->r[i].d->name, d->name)) {
+			rs->r[i].per_sec += v;
+			return;
+		}
+	}
+	if (rs->n == rs->cap) {
+		r = realloc(rs->r, (rs->cap * 2 + 16) * sizeof(*r));
+		if (!r)
+			return;		/* drop the stat rather than fail */
+		rs->r = r;
+		rs->cap = rs->cap * 2 + 16;
+	}
+	rs->r[rs->n++] = (struct rate){ d, v };
+}
+
+static double delta(const struct sample *sm, const struct kvmstats_desc *d,
+		    unsigned int i, double dt)
+{
+	uint64_t cur = kvmstats_value(sm->st, d, i);
+	uint64_t old = sm->prev[d->offset / 8 + i];
+
+	return cur >= old ? (cur - old) / dt : 0;
+}
+
+static int is_reason_hist(const struct kvmstats_desc *d)
+{
+	return kvmstats_is_hist(d) && !strncmp(d->name, "exit_reason", 11);
+}
+
+/* Rates of one stats file: cumulative values and exit-reason buckets. */
+static void collect(const struct sample *sm, double dt, struct rates *out,
+		    double *reasons, unsigned int nb)
+{
+	const struct kvmstats *s = sm->st;
+	unsigned int i, b;
+
+	for (i = 0; i < s->num_desc; i++) {
+		const struct kvmstats_desc *d = &s->descs[i];
+
+		if (d->type == KVM_STATS_TYPE_CUMULATIVE)
+			rate_add(out, d, delta(sm, d, 0, dt));
+		if (!is_reason_hist(d) || !reasons)
+			continue;
+		/* reasons[b] accumulates bucket b over all vCPUs. */
+		for (b = 0; b < d->size && b < nb; b++)
+			reasons[b] += delta(sm, d, b, dt);
+	}
+}
+
+static void sample_save(struct sample *sm)
+{
+	if (sm->prev)
+		memcpy(sm->prev, sm->st->data, sm->st->data_size);
+}
+
+static int cmp_rate(const void *a, const void *b)
+{
+	const struct rate *x = a, *y = b;
+
+	return (x->per_sec < y->per_sec) - (x->per_sec > y->per_sec);
+}
+
+static void fmt_rate(const struct rate *r, char *buf, size_t len)
+{
+	char v[32];
+
+	if (r->d->unit == KVM_STATS_UNIT_NONE) {
+		snprintf(buf, len, r->per_sec < 10 ? "%.1f" : "%.0f",
+			 r->per_sec);
+		return;
+	}
+	kvmstats_format(r->d, (uint64_t)(r->per_sec + 0.5), v, sizeof(v));
+	snprintf(buf, len, "%s", v);
+}
+
+/* "name rate, name rate" for the top entries matching want_none. */
+static int print_top(const char *label, struct rates *rs, int want_none,
+		     int max)
+{
+	char v[48];
+	int i, shown = 0;
+
+	qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rate);
+	for (i = 0; i < rs->n && shown < max; i++) {
+		const struct rate *r = &rs->r[i];
+
+		if ((r->d->unit == KVM_STATS_UNIT_NONE) != want_none ||
+		    r->per_sec <= 0)
+			continue;
+		fmt_rate(r, v, sizeof(v));
+		printf("%s%s %s", shown ? ", " : label, r->d->name, v);
+		shown++;
+	}
+	return shown;
+}
+
+static double find_rate(const struct rates *rs, const char *name)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (!strcmp(rs->r[i].d->name, name))
+			return rs->r[i].per_sec;
+	return -1;
+}
+
+static double score(const struct rates *rs)
+{
+	double v = find_rate(rs, "exits"), sum = 0;
+	int i;
+
+	if (v >= 0)
+		return v;
+	for (i = 0; i < rs->n; i++)
+		if (rs->r[i].d->unit == KVM_STATS_UNIT_NONE)
+			sum += rs->r[i].per_sec;
+	return sum;
+}
+
+struct reason {
+	unsigned int idx;
+	double per_sec;
+};
+
+static int cmp_reason(const void *a, const void *b)
+{
+	const struct reason *x = a, *y = b;
+
+	return (x->per_sec < y->per_sec) - (x->per_sec > y->per_sec);
+}
+
+/* Bucket index = exit reason number until names are provided. */
+static void print_reasons(const double *rates, unsigned int nb)
+{
+	struct reason *r = calloc(nb ? nb : 1, sizeof(*r));
+	unsigned int i, n = 0;
+
+	if (!r)
+		return;
+	for (i = 0; i < nb; i++)
+		if (rates[i] > 0)
+			r[n++] = (struct reason){ i, rates[i] };
+	qsort(r, n, sizeof(*r), cmp_reason);
+	if (n)
+		printf("  exit reasons/s (by index):");
+	for (i = 0; i < n && i < MAX_REASONS; i++)
+		printf(" #%u %.0f", r[i].idx, r[i].per_sec);
+	if (n)
+		putchar('\n');
+	free(r);
+}
+
+static unsigned int reason_buckets(const struct vm_proc *p)
+{
+	unsigned int i, max = 0;
+	int k;
+
+	for (k = 0; k < p->nr_vcpus; k++) {
+		const struct kvmstats *s = &p->vcpus[k].st;
+
+		if (!p->vcpus[k].open)
+			continue;
+		for (i = 0; i < s->num_desc; i++)
+			if (is_reason_hist(&s->descs[i]) && s->descs[i].size > max)
+				max = s->descs[i].size;
+	}
+	return max;
+}
+
+static void show_vcpus(struct wvm *w, double dt)
+{
+	struct vm_proc *p = w->p;
+	struct rates one = { 0 };
+	int k;
+
+	printf("  %-6s %10s  %s\n", "VCPU", "EXITS/S", "TOP/S");
+	for (k = 0; k < p->nr_vcpus; k++) {
+		if (!p->vcpus[k].open)
+			continue;
+		one.n = 0;
+		collect(&w->vcpu[k], dt, &one, NULL, 0);
+		printf("  %-6d %10.0f", p->vcpus[k].id, score(&one));
+		print_top("  ", &one, 1, TOP_VCPU);
+		putchar('\n');
+	}
+	free(one.r);
+}
+
+static void show_vm(struct wvm *w, double dt)
+{
+	struct vm_proc *p = w->p;
+	struct rates all = { 0 };
+	unsigned int nb = reason_buckets(p);
+	double *reasons;
+	int k;
+
+	printf("PID %d %s", (int)p->pid, p->comm);
+	if (p->guest)
+		printf(" guest %s", p->guest);
+	printf(", %d vCPUs", p->nr_vcpus);
+	if (w->gone) {
+		printf(" (exited)\n");
+		return;
+	}
+	reasons = calloc(nb ? nb : 1, sizeof(*reasons));
+	if (p->vm_open)
+		collect(&w->vm, dt, &all, NULL, 0);
+	for (k = 0; k < p->nr_vcpus; k++)
+		if (p->vcpus[k].open)
+			collect(&w->vcpu[k], dt, &all, reasons, reasons ? nb : 0);
+	w->score = score(&all);
+	printf(", %.0f exits/s\n", w->score);
+	if (print_top("  counters/s: ", &all, 1, TOP_COUNTERS))
+		putchar('\n');
+	if (print_top("  other/s:    ", &all, 0, TOP_OTHER))
+		putchar('\n');
+	if (reasons)
+		print_reasons(reasons, nb);
+	show_vcpus(w, dt);
+	free(all.r);
+	free(reasons);
+}
+
+static int cmp_wvm(const void *a, const void *b)
+{
+	const struct wvm *x = a, *y = b;
+
+	return (x->score < y->score) - (x->score > y->score);
+}
+
+static void refresh_vm(struct wvm *w)
+{
+	struct vm_proc *p = w->p;
+	int k;
+
+	if (w->gone)
+		return;
+	if (vm_proc_exited(p)) {
+		/* Release our VM references as soon as the VMM is gone. */
+		vm_close_stats(p);
+		w->gone = 1;
+		return;
+	}
+	/* A stats fd that stops reading is dropped, not retried. */
+	if (p->vm_open && kvmstats_refresh(&p->vm)) {
+		kvmstats_close(&p->vm);
+		p->vm_open = 0;
+	}
+	for (k = 0; k < p->nr_vcpus; k++) {
+		if (p->vcpus[k].open && kvmstats_refresh(&p->vcpus[k].st)) {
+			kvmstats_close(&p->vcpus[k].st);
+			p->vcpus[k].open = 0;
+		}
+	}
+}
+
+static void save_vm(struct wvm *w)
+{
+	int k;
+
+	if (w->gone)
+		return;
+	if (w->p->vm_open)
+		sample_save(&w->vm);
+	for (k = 0; k < w->p->nr_vcpus; k++)
+		if (w->p->vcpus[k].open)
+			sample_save(&w->vcpu[k]);
+}
+
+static int setup(struct wvm *w, struct vm_proc *p)
+{
+	int k;
+
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	w->vcpu = calloc(p->nr_vcpus ? p->nr_vcpus : 1, sizeof(*w->vcpu));
+	if (!w->vcpu)
+		return -ENOMEM;
+	if (p->vm_open)
+		sample_init(&w->vm, &p->vm);
+	for (k = 0; k < p->nr_vcpus; k++)
+		if (p->vcpus[k].open)
+			sample_init(&w->vcpu[k], &p->vcpus[k].st);
+	return 0;
+}
+
+static void teardown(struct wvm *w)
+{
+	int k;
+
+	free(w->vm.prev);
+	for (k = 0; k < w->p->nr_vcpus; k++)
+		free(w->vcpu[k].prev);
+	free(w->vcpu);
+}
+
+static void sleep_for(double sec)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)sec,
+		.tv_nsec = (long)((sec - (time_t)sec) * 1e9),
+	};
+
+	/* EINTR from SIGINT ends the wait; the loop then sees `stop`. */
+	nanosleep(&ts, NULL);
+}
+
+static void run(struct wvm *w, int n, const struct opts *o)
+{
+	int tty = isatty(STDOUT_FILENO), i, gone;
+	double t0 = now(), t1;
+	long frame;
+
+	for (frame = 1; !stop && (!o->count || frame <= o->count); frame++) {
+		sleep_for(o->interval);
+		if (stop)
+			break;
+		for (i = 0; i < n; i++)
+			refresh_vm(&w[i]);
+		t1 = now();
+		/* The previous frame's order is good enough to sort by. */
+		qsort(w, n, sizeof(*w), cmp_wvm);
+		printf(tty ? "\033[H\033[2J" : (frame > 1 ? "\n" : ""));
+		printf("kvm-statsfd watch: %d VM%s, interval %.2f s, frame %ld\n",
+		       n, n == 1 ? "" : "s", t1 - t0, frame);
+		for (i = gone = 0; i < n; i++) {
+			show_vm(&w[i], t1 - t0 > 0 ? t1 - t0 : 1e-9);
+			save_vm(&w[i]);
+			gone += w[i].gone;
+		}
+		fflush(stdout);
+		t0 = t1;
+		if (gone == n)
+			break;
+	}
+}
+
+static int any_open(const struct vm_proc *p)
+{
+	int k;
+
+	for (k = 0; k < p->nr_vcpus; k++)
+		if (p->vcpus[k].open)
+			return 1;
+	return p->vm_open;
+}
+
+/*
+ * watch --file: a stats file (e.g. a live copy someone keeps rewriting)
+ * watched as vCPU 0 of a pseudo VM with pid 0, for testing without KVM.
+ */
+static int file_vm(const struct opts *o, struct vm_proc **out)
+{
+	struct vm_proc *p = calloc(1, sizeof(*p));
+	int fd;
+
+	if (!p || !(p->vcpus = calloc(1, sizeof(*p->vcpus)))) {
+		free(p);
+		fprintf(stderr, "kvm-statsfd: out of memory\n");
+		return -1;
+	}
+	*out = p;
+	p->pidfd = -1;
+	p->nr_vcpus = 1;
+	snprintf(p->comm, sizeof(p->comm), "(file)");
+	fd = open(o->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, strerror(errno));
+		return 1;
+	}
+	if (kvmstats_open(&p->vcpus[0].st, fd)) {
+		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file,
+			p->vcpus[0].st.err);
+		close(fd);
+		return 1;
+	}
+	p->vcpus[0].open = 1;
+	return 1;
+}
+
+int cmd_watch(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int i, n, ready = 0, opened = 0, rc = EXIT_RUNTIME;
+	struct vm_proc *vms;
+	struct wvm *w;
+
+	n = o->file ? file_vm(o, &vms) : find_vms(o, &vms);
+	if (n < 0)
+		return EXIT_RUNTIME;
+	if (!n) {
+		fprintf(stderr, "kvm-statsfd: no KVM VMs found\n");
+		return EXIT_RUNTIME;
+	}
+	w = calloc(n, sizeof(*w));
+	for (; w && ready < n; ready++) {
+		if (!o->file && vm_open_stats(&vms[ready], -1))
+			fprintf(stderr, "kvm-statsfd: %s\n", vms[ready].err);
+		opened += any_open(&vms[ready]);
+		if (setup(&w[ready], &vms[ready]))
+			break;
+	}
+	if (ready < n)
+		fprintf(stderr, "kvm-statsfd: out of memory\n");
+	else if (!opened)
+		fprintf(stderr, "kvm-statsfd: no statistics could be opened\n");
+	if (ready == n && opened) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		run(w, n, o);
+		rc = EXIT_OK;
+	}
+	for (i = 0; i < ready; i++)
+		teardown(&w[i]);
+	free(w);
+	free_vms(vms, n);
+	return rc;
+}

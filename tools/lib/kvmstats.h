@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkvmstats: reader for the KVM binary statistics fd (KVM_GET_STATS_FD).
+ *
+ * One parser for the whole project: the kvm-statsfd command, the unit tests
+ * and the selftests all go through kvmstats_open()/kvmstats_parse(), so a
+ * malformed stats file is judged the same way everywhere.
+ *
+ * Error convention: functions return 0 or a negative errno.  -EBADMSG means
+ * the stats file itself is malformed, -EINVAL a bad argument; s->err then
+ * holds a one-line human readable reason.
+ */
+#ifndef KVMSTATS_H
+#define KVMSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+/* Older uapi headers lack some of these; the values are ABI. */
+#ifndef KVM_GET_STATS_FD
+#define KVM_GET_STATS_FD		_IO(KVMIO, 0xce)
+#endif
+#ifndef KVM_STATS_TYPE_LINEAR_HIST
+#define KVM_STATS_TYPE_LINEAR_HIST	(0x3 << KVM_STATS_TYPE_SHIFT)
+#endif
+#ifndef KVM_STATS_TYPE_LOG_HIST
+#define KVM_STATS_TYPE_LOG_HIST		(0x4 << KVM_STATS_TYPE_SHIFT)
+#endif
+#ifndef KVM_STATS_UNIT_BOOLEAN
+#define KVM_STATS_UNIT_BOOLEAN		(0x4 << KVM_STATS_UNIT_SHIFT)
+#endif
+
+/* Limits beyond which a header is considered absurd rather than large. */
+#define KVMSTATS_MAX_NAME_SIZE		4096u
+#define KVMSTATS_MAX_NUM_DESC		65536u
+/* Bound on the descriptor block we are willing to allocate from an fd. */
+#define KVMSTATS_MAX_DESC_BYTES		(32u << 20)
+
+/* Wire sizes; do not use sizeof() of the uapi structs (headers differ). */
+#define KVMSTATS_HDR_SIZE		24u
+#define KVMSTATS_DESC_FIXED		16u
+
+struct kvmstats_desc {
+	uint32_t flags;		/* raw descriptor flags */
+	int16_t exponent;
+	uint16_t size;		/* number of u64 values (buckets) */
+	uint32_t offset;	/* byte offset inside the data block */
+	uint32_t bucket_size;
+	/*
+	 * type, unit and base are the masked flag values, so they compare
+	 * directly against the uapi macros: d->unit == KVM_STATS_UNIT_SECONDS.
+	 */
+	unsigned int type, unit, base;
+	const char *name;	/* NUL-terminated, owned by struct kvmstats */
+};
+
+struct kvmstats {
+	int fd;				/* stats fd, -1 after kvmstats_parse() */
+	struct kvm_stats_header hdr;
+	char *id;
+	struct kvmstats_desc *descs;	/* in file order */
+	unsigned int num_desc;
+	size_t data_size;		/* bytes */
+	uint64_t *data;			/* data_size bytes of values */
+	char err[160];
+	/* private */
+	int _own_fd;			/* kvmstats_close() closes fd */
+	char *_names;			/* storage behind descs[].name */
+	unsigned int *_by_name;		/* desc indexes sorted by name */
+};
+
+/* Open/parse.  On failure everything is freed, s->fd == -1, s->err set. */
+int kvmstats_open(struct kvmstats *s, int stats_fd);
+int kvmstats_open_from(struct kvmstats *s, int vm_or_vcpu_fd);
+int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len);
+void kvmstats_close(struct kvmstats *s);
+
+/* One pread of the whole data block; -EIO on a short read. */
+int kvmstats_refresh(struct kvmstats *s);
+
+const struct kvmstats_desc *kvmstats_find(const struct kvmstats *s,
+					  const char *name);
+/* i-th u64 of a stat; 0 if i >= d->size. */
+uint64_t kvmstats_value(const struct kvmstats *s,
+			const struct kvmstats_desc *d, unsigned int i);
+
+/*
+ * Names.  Each accepts either the masked flag value (KVM_STATS_UNIT_SECONDS)
+ * or the plain field index (2); "unknown" for anything else.
+ */
+const char *kvmstats_type_name(unsigned int t);
+const char *kvmstats_unit_name(unsigned int u);
+const char *kvmstats_base_name(unsigned int b);
+
+/* True for LINEAR_HIST and LOG_HIST. */
+int kvmstats_is_hist(const struct kvmstats_desc *d);
+
+/*
+ * Bucket i (0-based) covers [*lo, *hi); the last bucket is open-ended and
+ * reports *hi == UINT64_MAX.  Returns -EINVAL for non-histograms or
+ * i >= d->size.
+ */
+int kvmstats_bucket_range(const struct kvmstats_desc *d, unsigned int i,
+			  uint64_t *lo, uint64_t *hi);
+
+/* Multiplier from a raw value to the base unit (s, bytes, cycles). */
+double kvmstats_scale(const struct kvmstats_desc *d);
+
+/*
+ * Human readable "12.3 ms", "1.5 GiB", "42", "true".  Returns the
+ * snprintf()-style length; buf is always NUL-terminated when len > 0.
+ */
+int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
+		    char *buf, size_t len);
+
+#endif /* KVMSTATS_H */
