@@ -46,7 +46,7 @@ lint: deps
 	@tests/vm/lint.sh
 
 unit:
-	$(MAKE) -C tests/unit O=$(BUILD)/unit run
+	$(MAKE) -C tests/unit OUT=$(BUILD)/unit run
 
 # Selftests on this machine: needs /dev/kvm, root, and the module built
 # for the running kernel.

@@ -47,7 +47,7 @@ step "host: lint"
 host_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
 	"$TOP/tests/vm/lint.sh"
 step "host: unit tests"
-if make -s -C "$TOP/tests/unit" O="$BUILD/unit" run > "$RUN/unit.log" 2>&1; then
+if make -s --no-print-directory -C "$TOP/tests/unit" OUT="$BUILD/unit" run > "$RUN/unit.log" 2>&1; then
 	:
 fi
 grep -E '^(not )?ok ' "$RUN/unit.log" | sed 's/^\(not \)\?ok [0-9]* \(- \)\?/&host unit: /'

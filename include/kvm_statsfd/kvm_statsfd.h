@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the module's parts offer each other: the pieces of kvm.ko found at
+ * load time, the ioctl hook, the probes and the stats file.
+ */
+#ifndef _KVM_STATSFD_H
+#define _KVM_STATSFD_H
+
+#include <linux/kvm_host.h>
+#include <linux/types.h>
+
+/* Things inside kvm.ko that it does not export, found by kvm_symbols.c. */
+struct ks_kvm_symbols {
+	struct module *mod;
+	unsigned long vm_ioctl;		/* kvm_vm_ioctl() */
+	unsigned long vcpu_ioctl;	/* kvm_vcpu_ioctl() */
+	unsigned long arch_destroy_vm;	/* kvm_arch_destroy_vm() */
+	struct kvm_x86_ops *x86_ops;	/* kvm_x86_ops */
+	const struct kvm_stats_header *vm_header, *vcpu_header;
+	const u8 *vm_descs, *vcpu_descs;
+};
+
+extern struct ks_kvm_symbols ks_kvm;
+
+int ks_kvm_symbols_init(void);
+
+/* ftrace on KVM's ioctl handlers (the product) and on VM destruction. */
+int ks_hook_init(void);
+void ks_hook_exit(void);
+int ks_hook_destroy_init(void);
+void ks_hook_destroy_exit(void);
+
+int ks_probes_init(void);
+void ks_probes_exit(void);
+/* Number of buckets of the exit-reason histogram on this host's vendor. */
+unsigned int ks_exit_buckets(void);
+const char *ks_exit_stat_name(void);
+
+/* Create a stats fd for a VM or a vCPU; returns the fd or -errno. */
+int ks_stats_fd_create_vm(struct kvm *kvm);
+int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu);
+
+int ks_stats_fd_init(void);
+void ks_stats_fd_exit(void);
+
+#endif /* _KVM_STATSFD_H */

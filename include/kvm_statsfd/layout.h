@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The binary stats file as this module serves it, one layout per kind of
+ * file (VM, vCPU), built once at load time and shared by every fd:
+ *
+ *   0                  header (struct kvm_stats_header)
+ *   24                 id string, name_size bytes (upstream readers expect
+ *                      it right after the header)
+ *   desc_offset        descriptors: the kernel's native ones, unchanged and
+ *                      in their order, then the module's own
+ *   data_offset        data: the native block (the kernel's stats struct,
+ *                      byte for byte), then the module's own block
+ */
+#ifndef _KVM_STATSFD_LAYOUT_H
+#define _KVM_STATSFD_LAYOUT_H
+
+#include <linux/kvm.h>
+#include <linux/types.h>
+
+/* The first 16 bytes of every descriptor; the name follows. */
+struct ks_desc_head {
+	u32 flags;
+	s16 exponent;
+	u16 size;
+	u32 offset;
+	u32 bucket_size;
+};
+
+/* How a per-vCPU stat becomes a per-VM one, at read time. */
+enum ks_aggregate {
+	KS_AGG_SUM,
+	KS_AGG_MAX,
+};
+
+/* One of the module's own stats. */
+struct ks_stat_def {
+	const char *name;
+	u32 flags;		/* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
+	s16 exponent;
+	u16 size;		/* number of u64 values */
+	u32 offset;		/* byte offset in struct ks_vcpu_counters */
+	u32 bucket_size;	/* LINEAR_HIST only */
+	enum ks_aggregate agg;
+};
+
+enum ks_kind_id {
+	KS_KIND_VM,
+	KS_KIND_VCPU,
+	KS_NR_KINDS,
+};
+
+struct ks_kind {
+	const char *anon_name;
+	struct kvm_stats_header header;
+	u8 *descs;		/* header.num_desc descriptors, immutable */
+	u32 descs_size;
+	u32 native_size;	/* bytes served from the kernel's stats struct */
+	u32 own_size;		/* bytes of the module's own block */
+	u64 file_size;
+};
+
+extern struct ks_kind ks_kinds[KS_NR_KINDS];
+
+/* Native stats (superset mode) or only the module's own. */
+extern bool ks_superset;
+
+/* The module's own stats, valid after ks_layout_init(). */
+extern const struct ks_stat_def *ks_own_defs;
+extern unsigned int ks_nr_own_defs;
+
+struct ks_vm;
+/* The VM file's own-block u64 at @index: its vCPUs' values aggregated. */
+u64 ks_vm_aggregate(struct ks_vm *vm, u64 index);
+
+/* Fill in the vendor-dependent parts of the own stats table. */
+void ks_own_stats_init(void);
+
+int ks_layout_init(void);
+void ks_layout_exit(void);
+
+#endif /* _KVM_STATSFD_LAYOUT_H */

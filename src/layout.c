@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Building each kind's immutable header and descriptor blocks, once.
+ * Every fd of a kind shares them; only the id and the data differ per fd.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/align.h>
+#include <linux/kvm_host.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/layout.h>
+#include <kvm_statsfd/native.h>
+
+struct ks_kind ks_kinds[KS_NR_KINDS] = {
+	[KS_KIND_VM] = { .anon_name = "kvm-vm-stats" },
+	[KS_KIND_VCPU] = { .anon_name = "kvm-vcpu-stats" },
+};
+
+#define KS_DESC_SIZE (sizeof(struct ks_desc_head) + KVM_STATS_NAME_SIZE)
+
+static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
+			    u32 data_base)
+{
+	struct ks_desc_head h = {
+		.flags = def->flags,
+		.exponent = def->exponent,
+		.size = def->size,
+		.offset = data_base + def->offset,
+		.bucket_size = def->bucket_size,
+	};
+
+	memcpy(dst, &h, sizeof(h));
+	strscpy_pad(dst + sizeof(h), def->name, KVM_STATS_NAME_SIZE);
+}
+
+static int ks_kind_build(enum ks_kind_id id)
+{
+	struct ks_kind *k = &ks_kinds[id];
+	struct ks_native n = { 0 };
+	u32 own_end = 0, i;
+	u8 *d;
+	int ret;
+
+	if (ks_superset) {
+		ret = ks_native_get(id, &n);
+		if (ret)
+			return ret;
+		if (n.desc_size != KS_DESC_SIZE)
+			return -EINVAL;
+	}
+
+	for (i = 0; i < ks_nr_own_defs; i++)
+		own_end = max_t(u32, own_end, ks_own_defs[i].offset +
+				ks_own_defs[i].size * sizeof(u64));
+
+	k->native_size = ALIGN(n.data_size, sizeof(u64));
+	k->own_size = own_end;
+	k->descs_size = (n.num_desc + ks_nr_own_defs) * KS_DESC_SIZE;
+	k->descs = kzalloc(k->descs_size, GFP_KERNEL);
+	if (!k->descs)
+		return -ENOMEM;
+
+	/* Native descriptors first, byte for byte, then ours. */
+	memcpy(k->descs, n.descs, (size_t)n.num_desc * KS_DESC_SIZE);
+	d = k->descs + (size_t)n.num_desc * KS_DESC_SIZE;
+	for (i = 0; i < ks_nr_own_defs; i++, d += KS_DESC_SIZE)
+		ks_put_own_desc(d, &ks_own_defs[i], k->native_size);
+
+	k->header = (struct kvm_stats_header) {
+		.flags = 0,
+		.name_size = KVM_STATS_NAME_SIZE,
+		.num_desc = n.num_desc + ks_nr_own_defs,
+		.id_offset = sizeof(struct kvm_stats_header),
+		.desc_offset = ALIGN(sizeof(struct kvm_stats_header) +
+				     KVM_STATS_NAME_SIZE, 8),
+	};
+	k->header.data_offset = ALIGN(k->header.desc_offset + k->descs_size, 8);
+	k->file_size = k->header.data_offset + k->native_size + k->own_size;
+	return 0;
+}
+
+int ks_layout_init(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct ks_desc_head) != 16);
+	BUILD_BUG_ON(sizeof(struct kvm_stats_header) != 24);
+
+	ks_own_stats_init();
+	ret = ks_kind_build(KS_KIND_VM);
+	if (!ret)
+		ret = ks_kind_build(KS_KIND_VCPU);
+	if (ret)
+		ks_layout_exit();
+	return ret;
+}
+
+void ks_layout_exit(void)
+{
+	int i;
+
+	for (i = 0; i < KS_NR_KINDS; i++) {
+		kfree(ks_kinds[i].descs);
+		ks_kinds[i].descs = NULL;
+	}
+}

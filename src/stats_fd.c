@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stats file: creation, read, lseek, release.
+ *
+ * A read may start at any offset and have any length; it walks the file's
+ * blocks (header, id, descriptors, native data, own data) and copies each
+ * part from where it lives: the kind's shared immutable blocks, the VM or
+ * vCPU's stats_id, the kernel's live stats struct, the vCPU's counters, or
+ * per-VM aggregates computed on the fly.  Values are copied with no lock
+ * and no snapshot, like upstream.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kvm_host.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/layout.h>
+
+struct ks_stats_file {
+	const struct ks_kind *kind;
+	struct kvm *kvm;		/* referenced */
+	struct kvm_vcpu *vcpu;		/* vCPU files; lives as long as kvm */
+	struct ks_vm *vm;		/* lives until kvm is destroyed */
+	struct ks_vcpu *kv;		/* vCPU files */
+	const void *native;		/* the kernel's stats struct */
+	const char *id;			/* KVM_STATS_NAME_SIZE bytes */
+};
+
+static struct kmem_cache *ks_file_cache;
+atomic_long_t ks_nr_files;
+
+/* Copy @len bytes of the VM's own block, from byte @off, to @ubuf. */
+static int ks_read_vm_own(struct ks_stats_file *sf, char __user *ubuf,
+			  u64 off, size_t len)
+{
+	u64 chunk[16];
+	unsigned int i;
+
+	while (len) {
+		u64 first = off / sizeof(u64);
+		u64 skip = off % sizeof(u64);
+		size_t n = min_t(size_t, len, sizeof(chunk) - skip);
+		unsigned int words = DIV_ROUND_UP(skip + n, sizeof(u64));
+
+		for (i = 0; i < words; i++)
+			chunk[i] = ks_vm_aggregate(sf->vm, first + i);
+		if (copy_to_user(ubuf, (u8 *)chunk + skip, n))
+			return -EFAULT;
+		ubuf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Copy [@pos, @pos + @len) of the file to @ubuf; all of it lies inside. */
+static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
+			 u64 pos, size_t len)
+{
+	const struct ks_kind *k = sf->kind;
+	const struct kvm_stats_header *h = &k->header;
+	u64 native_end = h->data_offset + k->native_size;
+
+	while (len) {
+		const void *src = NULL;
+		u64 start, end;
+		size_t n;
+
+		if (pos < h->id_offset) {
+			start = 0;
+			end = sizeof(*h);
+			src = h;
+		} else if (pos < h->desc_offset) {
+			start = h->id_offset;
+			end = start + h->name_size;
+			src = sf->id;
+		} else if (pos < h->data_offset) {
+			start = h->desc_offset;
+			end = start + k->descs_size;
+			src = k->descs;
+		} else if (pos < native_end) {
+			start = h->data_offset;
+			end = native_end;
+			src = sf->native;
+		} else {
+			start = native_end;
+			end = k->file_size;
+			src = sf->kv ? (const void *)&sf->kv->c : NULL;
+		}
+
+		n = min_t(u64, len, end - pos);
+		if (src) {
+			if (copy_to_user(ubuf, (const u8 *)src + (pos - start), n))
+				return -EFAULT;
+		} else if (ks_read_vm_own(sf, ubuf, pos - start, n)) {
+			return -EFAULT;
+		}
+		ubuf += n;
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
+			     size_t len, loff_t *ppos)
+{
+	struct ks_stats_file *sf = file->private_data;
+	u64 size = sf->kind->file_size;
+	loff_t pos = *ppos;
+
+	if (pos < 0)
+		return -EINVAL;
+	if (pos >= size || !len)
+		return 0;
+	len = min_t(u64, len, size - pos);
+	if (ks_read_range(sf, ubuf, pos, len))
+		return -EFAULT;
+	*ppos = pos + len;
+	return len;
+}
+
+static loff_t ks_stats_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct ks_stats_file *sf = file->private_data;
+
+	return fixed_size_llseek(file, offset, whence, sf->kind->file_size);
+}
+
+static int ks_stats_release(struct inode *inode, struct file *file)
+{
+	struct ks_stats_file *sf = file->private_data;
+
+	kvm_put_kvm(sf->kvm);
+	kmem_cache_free(ks_file_cache, sf);
+	atomic_long_dec(&ks_nr_files);
+	return 0;
+}
+
+static const struct file_operations ks_stats_fops = {
+	.owner = THIS_MODULE,
+	.read = ks_stats_read,
+	.llseek = ks_stats_llseek,
+	.release = ks_stats_release,
+};
+
+static int ks_stats_fd_install(struct ks_stats_file *sf, const char *name)
+{
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	file = anon_inode_getfile(name, &ks_stats_fops, sf, O_RDONLY);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	file->f_mode |= FMODE_PREAD;
+	fd_install(fd, file);
+	return fd;
+}
+
+static struct ks_stats_file *ks_stats_file_alloc(struct kvm *kvm)
+{
+	struct ks_stats_file *sf;
+
+	sf = kmem_cache_zalloc(ks_file_cache, GFP_KERNEL_ACCOUNT);
+	if (!sf)
+		return NULL;
+	sf->kvm = kvm;
+	sf->vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
+	if (!sf->vm) {
+		kmem_cache_free(ks_file_cache, sf);
+		return NULL;
+	}
+	atomic_long_inc(&ks_nr_files);
+	return sf;
+}
+
+/* Undo ks_stats_file_alloc() for a file that was never installed. */
+static void ks_stats_file_free(struct ks_stats_file *sf)
+{
+	kmem_cache_free(ks_file_cache, sf);
+	atomic_long_dec(&ks_nr_files);
+}
+
+/*
+ * The stats fd holds a VM reference from before it is installed until it
+ * is released, so it keeps working after the VM and vCPU fds are closed.
+ */
+static int ks_stats_fd_create(struct ks_stats_file *sf, const char *name)
+{
+	int fd;
+
+	kvm_get_kvm(sf->kvm);
+	fd = ks_stats_fd_install(sf, name);
+	if (fd < 0) {
+		kvm_put_kvm(sf->kvm);
+		ks_stats_file_free(sf);
+	}
+	return fd;
+}
+
+int ks_stats_fd_create_vm(struct kvm *kvm)
+{
+	struct ks_stats_file *sf = ks_stats_file_alloc(kvm);
+
+	if (!sf)
+		return -ENOMEM;
+	sf->kind = &ks_kinds[KS_KIND_VM];
+	sf->native = &kvm->stat;
+	sf->id = kvm->stats_id;
+	return ks_stats_fd_create(sf, sf->kind->anon_name);
+}
+
+int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
+{
+	struct ks_stats_file *sf = ks_stats_file_alloc(vcpu->kvm);
+	char name[32];
+
+	if (!sf)
+		return -ENOMEM;
+	sf->kv = ks_vcpu_get(vcpu, GFP_KERNEL_ACCOUNT);
+	if (!sf->kv) {
+		ks_stats_file_free(sf);
+		return -ENOMEM;
+	}
+	sf->kind = &ks_kinds[KS_KIND_VCPU];
+	sf->vcpu = vcpu;
+	sf->native = &vcpu->stat;
+	sf->id = vcpu->stats_id;
+	snprintf(name, sizeof(name), "%s:%d", sf->kind->anon_name,
+		 vcpu->vcpu_id);
+	return ks_stats_fd_create(sf, name);
+}
+
+int ks_stats_fd_init(void)
+{
+	ks_file_cache = KMEM_CACHE(ks_stats_file, SLAB_ACCOUNT);
+	return ks_file_cache ? 0 : -ENOMEM;
+}
+
+void ks_stats_fd_exit(void)
+{
+	kmem_cache_destroy(ks_file_cache);
+}

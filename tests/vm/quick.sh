@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Developer shortcut: build, boot one test kernel and run the selftests in
+# it, without lint, unit tests or the rig self-test.
+#
+# usage: tests/vm/quick.sh [SERIES] [TEST...]
+#   SERIES  6.1 (default) or 6.12
+#   TEST    selftest program names to run (default: all)
+# Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+want=${1:-6.1}
+shift || true
+k=$(test_kernels | awk -v s="$want" '$1 == s')
+[ -n "$k" ] || { echo "no test kernel of series $want" >&2; exit 2; }
+read -r series rel root <<< "$k"
+
+build_userspace
+build_modules_for "$rel" "$root"
+out="$BUILD/quick/$rel"
+rm -rf "$out"
+mkdir -p "$out/tests"
+if [ $# -gt 0 ]; then
+	for t in "$@"; do cp "$BUILD/selftests/$t" "$out/tests/"; done
+else
+	cp "$BUILD/selftests/"* "$out/tests/"
+fi
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	--module "$BUILD/$rel/module/kvm_statsfd.ko" --tests "$out/tests" \
+	--bin "$BUILD/tools/kvm-statsfd"
+step "[$series] booting $rel"
+"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
+	"$out/run" test
+"$TOP/tests/vm/judge.sh" "$out/run" "[$series]"
