@@ -50,6 +50,8 @@ done
 [ -c /dev/kvm ] || say "@@ error /dev/kvm is missing"
 
 export KVM_STATSFD_KO=/lib/modules/kvm_statsfd.ko
+# Tests may unload and reload KVM here (never on a real host).
+export KS_KVM_MODULES=/lib/modules
 
 case "$mode" in
 test)
