@@ -191,9 +191,92 @@ static void test_output(void)
 	img_free(&im);
 }
 
+static void check_reason(const struct kvmstats_desc *d, unsigned int i,
+			 const char *want)
+{
+	char buf[48];
+	int n = kvmstats_exit_reason_name(d, i, buf, sizeof(buf));
+
+	if (!want)
+		ok(n < 0 && !buf[0], "%s bucket %u has no name", d->name, i);
+	else
+		ok(n == (int)strlen(want) && !strcmp(buf, want),
+		   "%s bucket %u is '%s' (got '%s')", d->name, i, want, buf);
+}
+
+static const struct img_stat reasons[] = {
+	{ "exit_reasons_svm", KVM_STATS_TYPE_LINEAR_HIST, 0, 181, 0, 1 },
+	{ "exit_reasons_vmx", KVM_STATS_TYPE_LINEAR_HIST, 0, 81, 0, 1 },
+	{ "exit_reasons_xyz", KVM_STATS_TYPE_LINEAR_HIST, 0, 4, 0, 1 },
+};
+
+/* Exit-reason histograms: bucket names, human and JSON rendering. */
+static void test_exit_reasons(void)
+{
+	const struct kvmstats_desc *svm, *vmx, *xyz;
+	struct kvmstats s;
+	struct img im;
+	char *got;
+
+	img_build(&im, "kvm-9/vcpu-0", 48, reasons, 3, LAYOUT_UPSTREAM);
+	ok(!kvmstats_parse(&s, im.buf, im.len), "exit-reason image parses: %s", s.err);
+	svm = kvmstats_find(&s, "exit_reasons_svm");
+	vmx = kvmstats_find(&s, "exit_reasons_vmx");
+	xyz = kvmstats_find(&s, "exit_reasons_xyz");
+	ok(kvmstats_exit_reason_kind(svm) == KVMSTATS_EXIT_SVM &&
+	   kvmstats_exit_reason_kind(vmx) == KVMSTATS_EXIT_VMX &&
+	   kvmstats_exit_reason_kind(xyz) == KVMSTATS_EXIT_NONE &&
+	   kvmstats_exit_reason_kind(NULL) == KVMSTATS_EXIT_NONE,
+	   "exit-reason histograms recognised by name and size");
+	check_reason(svm, 0x00, "read_cr0");
+	check_reason(svm, 0x13, "write_cr3");
+	check_reason(svm, 0x27, "read_dr7");
+	check_reason(svm, 0x4e, "excp_pf");
+	check_reason(svm, 0x60, "intr");
+	check_reason(svm, 0x72, "cpuid");
+	check_reason(svm, 0x78, "hlt");
+	check_reason(svm, 0x7b, "ioio");
+	check_reason(svm, 0x7c, "msr");
+	check_reason(svm, 0x93, "cr3_write_trap");
+	check_reason(svm, 0xa7, "code_0x0a7");
+	check_reason(svm, 0xb0, "npf");
+	check_reason(svm, 0xb3, "vmgexit");
+	check_reason(svm, 180, "other");
+	check_reason(svm, 181, NULL);
+	check_reason(vmx, 12, "hlt");
+	check_reason(vmx, 30, "io_instruction");
+	check_reason(vmx, 48, "ept_violation");
+	check_reason(vmx, 70, "reason_70");
+	check_reason(vmx, 80, "other");
+	check_reason(xyz, 0, NULL);
+
+	memset(s.data, 0, s.data_size);
+	s.data[svm->offset / 8 + 0x7b] = 5;
+	s.data[svm->offset / 8 + 0xb0] = 7;
+	s.data[svm->offset / 8 + 180] = 1;
+	got = capture(render_human, &s);
+	ok(strstr(got, "exit_reasons_svm                 linear_hist 3/181 buckets non-zero,"
+		       " total 13: npf 7, ioio 5, other 1\n") != NULL,
+	   "human output: exit reasons by name, largest first");
+	if (tap_fail)
+		tap_diag("got: %s", got);
+	free(got);
+	got = capture(render_json, &s);
+	ok(strstr(got, "\"reasons\":{\"ioio\":5,\"npf\":7,\"other\":1}") != NULL,
+	   "JSON: \"reasons\" object of the non-zero buckets by name");
+	ok(strstr(got, "\"name\":\"exit_reasons_vmx\"") &&
+	   strstr(strstr(got, "exit_reasons_vmx"), "\"reasons\":{}") &&
+	   !strstr(strstr(got, "exit_reasons_xyz"), "\"reasons\""),
+	   "JSON: empty reasons object for an all-zero histogram, none for unknown ones");
+	free(got);
+	kvmstats_close(&s);
+	img_free(&im);
+}
+
 void test_tool(void)
 {
 	test_json();
 	test_guest();
 	test_output();
+	test_exit_reasons();
 }

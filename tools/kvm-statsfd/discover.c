@@ -421,7 +421,8 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 		set_err(p, "pid %d: pidfd_open: %s", (int)p->pid, explain(ret));
 		return ret;
 	}
-	if (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0) {
+	/* With only_vcpu the VM-wide stats are not shown: do not ask. */
+	if (only_vcpu < 0 && (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
 		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM");
 		p->vm_open = !ret;
 		first = ret;

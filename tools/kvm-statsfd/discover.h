@@ -41,7 +41,7 @@ int discover_vms(struct vm_proc **out, pid_t only_pid);
 
 /*
  * Open stats fds for the VM and each vCPU of p (or only vCPU only_vcpu if
- * >= 0).  Never changes VM state: fds are duplicated, only ioctl
+ * >= 0, and then not the VM's).  Never changes VM state: fds are duplicated, only ioctl
  * KVM_GET_STATS_FD and pread are used.  Returns 0 if everything opened,
  * else -errno with the first problem in p->err (partial results kept).
  */

@@ -123,7 +123,7 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:i:n:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:n:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
@@ -21,9 +22,49 @@ void out_bucket_label(const struct kvmstats_desc *d, unsigned int i,
 	snprintf(buf, len, "[%s, %s)", lo_s, hi_s);
 }
 
+struct named_count {
+	unsigned int idx;
+	uint64_t v;
+};
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	const struct named_count *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? 1 : -1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Non-zero buckets of an exit-reason histogram by name, largest first. */
+static void reasons_human(FILE *f, const struct kvmstats *s,
+			  const struct kvmstats_desc *d)
+{
+	struct named_count *c = calloc(d->size, sizeof(*c));
+	unsigned int i, n = 0;
+	char name[48];
+	uint64_t v;
+
+	if (!c)
+		return;
+	for (i = 0; i < d->size; i++) {
+		v = kvmstats_value(s, d, i);
+		if (v)
+			c[n++] = (struct named_count){ i, v };
+	}
+	qsort(c, n, sizeof(*c), cmp_count_desc);
+	for (i = 0; i < n; i++) {
+		kvmstats_exit_reason_name(d, c[i].idx, name, sizeof(name));
+		fprintf(f, "%s %s %llu", i ? "," : ":", name,
+			(unsigned long long)c[i].v);
+	}
+	free(c);
+}
+
 /*
  * Histograms are summarised: how many buckets are non-zero, the total
- * count, then only the non-zero buckets with their ranges.
+ * count, then only the non-zero buckets with their ranges (exit-reason
+ * histograms: with the reason's name, largest count first).
  */
 static void hist_human(FILE *f, const struct kvmstats *s,
 		       const struct kvmstats_desc *d)
@@ -40,6 +81,10 @@ static void hist_human(FILE *f, const struct kvmstats *s,
 	fprintf(f, "%s %u/%u buckets non-zero, total %llu",
 		kvmstats_type_name(d->type), nz, d->size,
 		(unsigned long long)total);
+	if (kvmstats_exit_reason_kind(d) != KVMSTATS_EXIT_NONE) {
+		reasons_human(f, s, d);
+		return;
+	}
 	for (i = 0; i < d->size; i++) {
 		v = kvmstats_value(s, d, i);
 		if (!v)
@@ -75,6 +120,27 @@ void out_stats_human(FILE *f, const struct kvmstats *s, const char *indent)
 		out_stat_human(f, s, &s->descs[i], indent);
 }
 
+/* Exit-reason histograms: "reasons": {name: count} of non-zero buckets. */
+static void reasons_json(struct json *j, const struct kvmstats *s,
+			 const struct kvmstats_desc *d)
+{
+	unsigned int i;
+	char name[48];
+	uint64_t v;
+
+	json_key(j, "reasons");
+	json_obj_begin(j);
+	for (i = 0; i < d->size; i++) {
+		v = kvmstats_value(s, d, i);
+		if (!v)
+			continue;
+		kvmstats_exit_reason_name(d, i, name, sizeof(name));
+		json_key(j, name);
+		json_u64(j, v);
+	}
+	json_obj_end(j);
+}
+
 static void stat_json(struct json *j, const struct kvmstats *s,
 		      const struct kvmstats_desc *d)
 {
@@ -101,6 +167,8 @@ static void stat_json(struct json *j, const struct kvmstats *s,
 		for (i = 0; i < d->size; i++)
 			json_u64(j, kvmstats_value(s, d, i));
 		json_arr_end(j);
+		if (kvmstats_exit_reason_kind(d) != KVMSTATS_EXIT_NONE)
+			reasons_json(j, s, d);
 	} else {
 		json_key(j, "value");
 		json_u64(j, kvmstats_value(s, d, 0));

@@ -3,8 +3,9 @@
  * The watch command: per-second rates of cumulative stats, per VM (VM
  * stats plus the sum over its vCPUs) and per vCPU, sorted by rate.
  * Histogram buckets are cumulative counts too; for exit-reason histograms
- * (stats named exit_reason*) the per-bucket rates are shown by bucket
- * index until the module provides reason names.
+ * (stats named exit_reason*) the per-bucket rates are shown by reason name
+ * (exit_reasons_svm/_vmx, see kvmstats_exit_reason_name()) or, for other
+ * such histograms, by bucket index.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -211,11 +212,18 @@ static int cmp_reason(const void *a, const void *b)
 	return (x->per_sec < y->per_sec) - (x->per_sec > y->per_sec);
 }
 
-/* Bucket index = exit reason number until names are provided. */
-static void print_reasons(const double *rates, unsigned int nb)
+/*
+ * Reasons by name when d is a known exit-reason histogram, else by bucket
+ * index ("#12").  Rates round to whole exits/s; below 0.5/s they show as
+ * "<1" so that a rare reason does not look absent.
+ */
+static void print_reasons(const double *rates, unsigned int nb,
+			  const struct kvmstats_desc *d)
 {
 	struct reason *r = calloc(nb ? nb : 1, sizeof(*r));
+	int named = kvmstats_exit_reason_kind(d) != KVMSTATS_EXIT_NONE;
 	unsigned int i, n = 0;
+	char name[48];
 
 	if (!r)
 		return;
@@ -224,27 +232,43 @@ static void print_reasons(const double *rates, unsigned int nb)
 			r[n++] = (struct reason){ i, rates[i] };
 	qsort(r, n, sizeof(*r), cmp_reason);
 	if (n)
-		printf("  exit reasons/s (by index):");
-	for (i = 0; i < n && i < MAX_REASONS; i++)
-		printf(" #%u %.0f", r[i].idx, r[i].per_sec);
+		printf("  exit reasons/s:%s", named ? "" : " (by index)");
+	for (i = 0; i < n && i < MAX_REASONS; i++) {
+		if (named)
+			kvmstats_exit_reason_name(d, r[i].idx, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "#%u", r[i].idx);
+		if (r[i].per_sec < 0.5)
+			printf("%s %s <1", i ? "," : "", name);
+		else
+			printf("%s %s %.0f", i ? "," : "", name, r[i].per_sec);
+	}
+	if (n > MAX_REASONS)
+		printf(", ... (%u more)", n - MAX_REASONS);
 	if (n)
 		putchar('\n');
 	free(r);
 }
 
-static unsigned int reason_buckets(const struct vm_proc *p)
+/* Buckets to sum over, and the (largest) histogram that names them. */
+static unsigned int reason_buckets(const struct vm_proc *p,
+				   const struct kvmstats_desc **hist)
 {
 	unsigned int i, max = 0;
 	int k;
 
+	*hist = NULL;
 	for (k = 0; k < p->nr_vcpus; k++) {
 		const struct kvmstats *s = &p->vcpus[k].st;
 
 		if (!p->vcpus[k].open)
 			continue;
-		for (i = 0; i < s->num_desc; i++)
-			if (is_reason_hist(&s->descs[i]) && s->descs[i].size > max)
+		for (i = 0; i < s->num_desc; i++) {
+			if (is_reason_hist(&s->descs[i]) && s->descs[i].size > max) {
 				max = s->descs[i].size;
+				*hist = &s->descs[i];
+			}
+		}
 	}
 	return max;
 }
@@ -271,8 +295,9 @@ static void show_vcpus(struct wvm *w, double dt)
 static void show_vm(struct wvm *w, double dt)
 {
 	struct vm_proc *p = w->p;
+	const struct kvmstats_desc *hist;
 	struct rates all = { 0 };
-	unsigned int nb = reason_buckets(p);
+	unsigned int nb = reason_buckets(p, &hist);
 	double *reasons;
 	int k;
 
@@ -297,7 +322,7 @@ static void show_vm(struct wvm *w, double dt)
 	if (print_top("  other/s:    ", &all, 0, TOP_OTHER))
 		putchar('\n');
 	if (reasons)
-		print_reasons(reasons, nb);
+		print_reasons(reasons, nb, hist);
 	show_vcpus(w, dt);
 	free(all.r);
 	free(reasons);

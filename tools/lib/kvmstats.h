@@ -114,4 +114,21 @@ double kvmstats_scale(const struct kvmstats_desc *d);
 int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
 		    char *buf, size_t len);
 
+/*
+ * The module's exit-reason histograms (exit_reasons_svm, 181 buckets, and
+ * exit_reasons_vmx, 81 buckets; Documentation/exit-reasons.rst): which one
+ * d is, judged by name, type, size and bucket_size.
+ */
+enum { KVMSTATS_EXIT_NONE, KVMSTATS_EXIT_SVM, KVMSTATS_EXIT_VMX };
+int kvmstats_exit_reason_kind(const struct kvmstats_desc *d);
+
+/*
+ * Name of bucket i of such a histogram into buf ("ioio", "npf", "hlt";
+ * "code_0x0a7"/"reason_70" for codes without a name; "other" for the last
+ * bucket).  Returns the snprintf()-style length, or -1 (buf == "") if d is
+ * not an exit-reason histogram or i is out of range.
+ */
+int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
+			      char *buf, size_t len);
+
 #endif /* KVMSTATS_H */
