@@ -1,0 +1,239 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side test of the kvm-statsfd command against real VMs (busybox sh).
+# Prints TAP.  Needs root, /dev/kvm, kvm-statsfd and demo-vm in PATH (or
+# $KVM_STATSFD / $DEMO_VM) and kvm_statsfd.ko at $KVM_STATSFD_KO.
+#
+#  1. usage errors exit 2, a PID without a VM exits 1;
+#  2. without the module: a VMM that holds its own stats fds (as QEMU does)
+#     is read through them; one that does not gets a clear EIO message;
+#  3. with the module: list finds the VM and its 2 vCPUs, show --json has
+#     exit_reasons_svm/_vmx per vCPU and for the VM (their sum), the
+#     histogram total matches the native "exits", values only grow,
+#     reasons are named in human output, watch runs non-interactively.
+# The module is unloaded again at the end if this test loaded it.
+
+export PATH=$PATH:/bin:/sbin:$(dirname "$0")
+KS=${KVM_STATSFD:-kvm-statsfd}
+VMM=${DEMO_VM:-demo-vm}
+KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
+T=$(mktemp -d /tmp/kstool.XXXXXX)
+n=0
+failed=0
+vms=""
+loaded_here=0
+
+ok() {	# ok COND-STATUS NAME [DIAG...]
+	st=$1 name=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		failed=$((failed + 1))
+		for l in "$@"; do echo "# $l"; done
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+cleanup() {
+	for p in $vms; do kill "$p" 2>/dev/null; done
+	for p in $vms; do wait "$p" 2>/dev/null; done
+	vms=""
+}
+trap 'cleanup; rm -rf "$T"' EXIT
+
+# start_vm LOG ARGS...: start demo-vm in the background, wait until it
+# runs, set $vm.  Returns 1 if it did not start.
+start_vm() {
+	log=$1
+	shift
+	"$VMM" "$@" > "$log" 2>&1 &
+	vm=$!
+	vms="$vms $vm"
+	i=0
+	until grep -q running "$log" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$vm" 2>/dev/null; then
+			echo "# demo-vm did not start:"
+			sed 's/^/#   /' "$log"
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+
+stop_vm() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	vms=$(echo " $vms " | sed "s/ $1 / /")
+}
+
+# Exit status of a command, its output in $T/out and $T/err.
+st() {
+	"$@" > "$T/out" 2> "$T/err"
+	echo $?
+}
+
+# hist_sums FILE: "CTX exits N" and "CTX hist N" lines from show --json,
+# CTX = vm or vcpuN; hist = sum of the exit-reason histogram's buckets.
+hist_sums() {
+	awk '
+	/"vm": \{/ { ctx = "vm" }
+	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
+	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
+	name == "exits" && /"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, "exits", v }
+	name ~ /^exit_reasons_(svm|vmx)$/ && /"buckets": \[/ { inb = 1; sum = 0; next }
+	inb && /\]/ { inb = 0; print ctx, "hist", sum; next }
+	inb { v = $0; gsub(/[^0-9]/, "", v); sum += v }
+	' "$1"
+}
+
+get() {	# get FILE CTX WHAT
+	awk -v c="$2" -v w="$3" '$1 == c && $2 == w { print $3; f = 1 } END { if (!f) print -1 }' "$1"
+}
+
+echo "TAP version 13"
+
+if [ ! -c /dev/kvm ] || ! command -v "$KS" > /dev/null || ! command -v "$VMM" > /dev/null; then
+	skip "tool test" "needs /dev/kvm, $KS and $VMM"
+	echo "1..1"
+	exit 0
+fi
+
+# --- 1. usage and runtime errors ----------------------------------------
+r=$(st "$KS"); ok $((r != 2)) "usage: no command exits 2" "got $r"
+r=$(st "$KS" frobnicate); ok $((r != 2)) "usage: unknown command exits 2" "got $r"
+r=$(st "$KS" show --bogus); ok $((r != 2)) "usage: unknown option exits 2" "got $r"
+r=$(st "$KS" watch -i 0); ok $((r != 2)) "usage: bad interval exits 2" "got $r"
+r=$(st "$KS" list 12 ); ok $((r != 2)) "usage: list takes no PID, exits 2" "got $r"
+r=$(st "$KS" show 2147483000)
+grep -q "no KVM VM found" "$T/err"; g=$?
+ok $((r != 1 || g != 0)) "unknown pid: show exits 1 with a message" "got $r: $(cat "$T/err")"
+r=$(st "$KS" show $$); ok $((r != 1)) "pid without a VM (this shell): show exits 1" "got $r"
+r=$(st "$KS" --help); grep -q SYNOPSIS "$T/out"; g=$?
+ok $((r != 0 || g != 0)) "--help exits 0 and prints the synopsis" "got $r"
+
+# --- 2. without the module ----------------------------------------------
+if grep -q '^kvm_statsfd ' /proc/modules; then
+	rmmod kvm_statsfd 2>/dev/null
+fi
+if grep -q '^kvm_statsfd ' /proc/modules; then
+	for t in "native: borrowed stats fds read" "native: no fds to borrow gives exit 1 and EIO message"; do
+		skip "$t" "kvm_statsfd is loaded and cannot be unloaded"
+	done
+else
+	if start_vm "$T/vm-native.log" -name guest=native -t 30 --stats-fds; then
+		sleep 0.5
+		r=$(st "$KS" show $vm --json)
+		hist_sums "$T/out" > "$T/sums"
+		e=$(get "$T/sums" vcpu0 exits)
+		h=$(get "$T/sums" vcpu0 hist)
+		ok $((r != 0 || e <= 0 || h != -1)) \
+			"native: borrowed stats fds read (exits > 0, no module histogram)" \
+			"status $r, vcpu0 exits $e, hist $h" "$(cat "$T/err")"
+		stop_vm $vm
+	else
+		ok 1 "native: borrowed stats fds read" "demo-vm did not start"
+	fi
+	if start_vm "$T/vm-native2.log" -t 30; then
+		r=$(st "$KS" show $vm)
+		grep -q "EIO" "$T/err"; g=$?
+		ok $((r != 1 || g != 0)) "native: no fds to borrow gives exit 1 and EIO message" \
+			"status $r" "$(cat "$T/err")"
+		stop_vm $vm
+	else
+		ok 1 "native: no fds to borrow gives exit 1 and EIO message" "demo-vm did not start"
+	fi
+fi
+
+# --- 3. with the module --------------------------------------------------
+if ! grep -q '^kvm_statsfd ' /proc/modules; then
+	if insmod "$KO"; then
+		loaded_here=1
+	fi
+fi
+grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded"
+
+start_vm "$T/vm.log" -name guest=tooltest -t 40; ok $? "module: demo-vm with 2 vCPUs started"
+sleep 1
+
+r=$(st "$KS" list)
+line=$(awk -v p=$vm '$1 == p' "$T/out")
+set -- $line
+ok $((r != 0)) "list exits 0"
+[ "$2" = demo-vm ] && [ "$3" = tooltest ] && [ "$4" = 1 ] && [ "$5" = 2 ]
+ok $? "list: pid $vm, demo-vm, guest tooltest, 1 VM fd, 2 vCPUs" "line: '$line'" "$(cat "$T/out")"
+
+r=$(st "$KS" list --json)
+grep -q "\"pid\": $vm," "$T/out" && grep -q '"vcpu_count": 2' "$T/out" &&
+	grep -q '"schema": "kvm-statsfd/1"' "$T/out"
+ok $((r != 0 || $? != 0)) "list --json: schema, pid and vcpu_count" "status $r"
+
+r=$(st "$KS" show $vm --json)
+cp "$T/out" "$T/show1.json"
+hist_sums "$T/show1.json" > "$T/sums1"
+ok $((r != 0)) "show --json exits 0" "status $r" "$(cat "$T/err")"
+h0=$(get "$T/sums1" vcpu0 hist) h1=$(get "$T/sums1" vcpu1 hist) hv=$(get "$T/sums1" vm hist)
+e0=$(get "$T/sums1" vcpu0 exits)
+ok $((h0 <= 0 || h1 <= 0)) "show --json: each vCPU's exit-reason histogram is non-zero" \
+	"vcpu0 $h0, vcpu1 $h1"
+# The VM file is read first, the vCPUs' a moment later: their sum may be
+# a little larger, never smaller.
+s=$((h0 + h1))
+ok $((hv <= 0 || hv > s || s - hv > s / 20 + 500)) \
+	"show --json: VM histogram = sum over vCPUs (within 5%)" "vm $hv, vcpus $h0 + $h1 = $s"
+d=$((e0 - h0))
+[ $d -lt 0 ] && d=$((-d))
+ok $((e0 <= 0 || d > e0 / 50 + 10)) "show --json: vCPU 0 histogram total matches native exits" \
+	"exits $e0, histogram $h0"
+grep -q '"reasons": {' "$T/show1.json" && grep -q '"ioio": [1-9]' "$T/show1.json"
+ok $? "show --json: reasons by name (ioio)"
+
+sleep 0.5
+r=$(st "$KS" show $vm --json)
+hist_sums "$T/out" > "$T/sums2"
+m0=$(get "$T/sums2" vcpu0 hist) f0=$(get "$T/sums2" vcpu0 exits)
+ok $((m0 <= h0 || f0 < e0)) "show --json twice: counters grow" \
+	"hist $h0 -> $m0, exits $e0 -> $f0"
+
+r=$(st "$KS" show $vm)
+line=$(grep -m1 'exit_reasons_' "$T/out")
+case "$line" in
+*ioio*npf* | *npf*ioio*) g=0 ;;
+*) g=1 ;;
+esac
+ok $g "show: exit reasons by name (ioio, npf)" "status $r, '$line'"
+
+r=$(st "$KS" show $vm --vcpu 1 --json)
+grep -q '"vm": null' "$T/out" && grep -q '"vcpu": 1' "$T/out" && ! grep -q '"vcpu": 0' "$T/out"
+ok $((r != 0 || $? != 0)) "show --vcpu 1 --json: only vCPU 1, no VM stats" "status $r"
+r=$(st "$KS" show $vm --vcpu 7); ok $((r != 1)) "show --vcpu 7 (no such vCPU) exits 1" "got $r"
+
+r=$(st "$KS" watch $vm -i 0.5 -n 2)
+frames=$(grep -c '^kvm-statsfd watch: .* frame' "$T/out")
+esc=$(tr -dc '\033' < "$T/out" | wc -c)
+grep -q 'exit reasons/s:.*ioio' "$T/out"; g=$?
+ok $((r != 0 || frames != 2 || esc != 0 || g != 0)) \
+	"watch -n 2 without a tty: 2 frames, no escapes, reasons by name" \
+	"status $r, frames $frames, escapes $esc" "$(head -n 12 "$T/out")"
+
+stop_vm $vm
+r=$(st "$KS" show $vm); ok $((r != 1)) "show of an exited VMM exits 1" "got $r"
+
+cleanup
+if [ $loaded_here = 1 ]; then
+	# Stats fds of exited VMMs are closed: the module must unload.
+	rmmod kvm_statsfd; ok $? "module unloads after the test"
+else
+	skip "module unloads after the test" "it was loaded before the test"
+fi
+echo "1..$n"
+exit $((failed != 0))

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * demo-vm: a tiny KVM VMM for the kvm-statsfd demo and tool tests.
+ *
+ * Creates one VM with N vCPUs (default 2), one thread each, running
+ * real-mode guest code that loops forever doing
+ *   - a port write (out 0x10 + vCPU id): KVM_EXIT_IO, SVM exit "ioio";
+ *   - a write to guest-physical 0x20000, which has no memslot:
+ *     KVM_EXIT_MMIO, SVM exit "npf";
+ *   - every 8th pass a cpuid (handled inside KVM, SVM exit "cpuid");
+ *   - every 32nd pass a hlt: with no in-kernel irqchip, KVM_EXIT_HLT.
+ * Userspace just counts the exits and re-enters, until the time given with
+ * -t is up (default 20 s), or SIGINT/SIGTERM.
+ *
+ * usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--stats-fds]
+ *   -name        ignored; there so that tools that look for QEMU's -name
+ *                (kvm-statsfd list) show a guest name
+ *   --stats-fds  open a stats fd per vCPU and one for the VM at start and
+ *                keep them, as QEMU does (lets kvm-statsfd borrow them
+ *                when the kernel refuses KVM_GET_STATS_FD to outsiders)
+ * Prints "demo-vm: running pid PID" once every vCPU is created, and a
+ * per-vCPU summary at the end.  Exit status 0, or 1 on any KVM error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef KVM_GET_STATS_FD
+#define KVM_GET_STATS_FD	_IO(KVMIO, 0xce)
+#endif
+
+#define MEM_SIZE	0x10000
+#define CODE_ADDR	0x1000
+#define MAX_VCPUS	16
+
+/* Real-mode guest code; bx holds the vCPU id (set by the VMM). */
+extern const unsigned char guest_code[], guest_code_end[];
+__asm__(
+	".pushsection .rodata\n"
+	".globl guest_code\n"
+	".globl guest_code_end\n"
+	"guest_code:\n"
+	".code16\n"
+	"	mov $0x2000, %ax\n"	/* ds:0 = GPA 0x20000, not in any memslot */
+	"	mov %ax, %ds\n"
+	"	xor %cx, %cx\n"
+	"1:	mov %cl, %al\n"
+	"	mov $0x10, %dx\n"
+	"	add %bx, %dx\n"
+	"	out %al, %dx\n"		/* port I/O exit */
+	"	movb %al, (0)\n"	/* MMIO exit */
+	"	inc %cx\n"
+	"	test $7, %cl\n"
+	"	jnz 1b\n"
+	"	push %cx\n"
+	"	push %bx\n"
+	"	xor %eax, %eax\n"
+	"	cpuid\n"		/* handled in the kernel */
+	"	pop %bx\n"
+	"	pop %cx\n"
+	"	test $31, %cl\n"
+	"	jnz 1b\n"
+	"	hlt\n"			/* KVM_EXIT_HLT, no irqchip */
+	"	jmp 1b\n"
+	".code64\n"
+	"guest_code_end:\n"
+	".popsection\n");
+
+struct vcpu {
+	int id, fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	unsigned long io, mmio, hlt, intr;
+	int err;
+};
+
+static int kvm_fd, vm_fd, run_size;
+static struct vcpu vcpus[MAX_VCPUS];
+static double deadline;
+static volatile sig_atomic_t stop;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "demo-vm: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void vcpu_create(struct vcpu *v)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	v->fd = ioctl(vm_fd, KVM_CREATE_VCPU, v->id);
+	if (v->fd < 0)
+		die("KVM_CREATE_VCPU");
+	v->run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      v->fd, 0);
+	if (v->run == MAP_FAILED)
+		die("mmap kvm_run");
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		die("KVM_GET_SREGS");
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0)
+		die("KVM_SET_SREGS");
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = CODE_ADDR;
+	regs.rbx = v->id;
+	regs.rflags = 0x2;
+	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
+		die("KVM_SET_REGS");
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+
+	while (!stop && now() < deadline) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				v->intr++;
+				continue;
+			}
+			v->err = errno;
+			fprintf(stderr, "demo-vm: vCPU %d: KVM_RUN: %s\n",
+				v->id, strerror(errno));
+			break;
+		}
+		switch (v->run->exit_reason) {
+		case KVM_EXIT_IO:
+			v->io++;
+			break;
+		case KVM_EXIT_MMIO:
+			v->mmio++;
+			break;
+		case KVM_EXIT_HLT:
+			v->hlt++;
+			break;
+		case KVM_EXIT_INTR:
+			v->intr++;
+			break;
+		default:
+			fprintf(stderr, "demo-vm: vCPU %d: unexpected exit reason %u\n",
+				v->id, v->run->exit_reason);
+			v->err = EIO;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--stats-fds]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct kvm_userspace_memory_region region;
+	struct sigaction sa = { .sa_handler = on_signal };
+	double seconds = 20;
+	int i, n = 2, stats_fds = 0, rc = 0;
+	void *mem;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-name") && i + 1 < argc)
+			i++;
+		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--stats-fds"))
+			stats_fds = 1;
+		else
+			usage();
+	}
+	if (n < 1 || n > MAX_VCPUS || !(seconds > 0))
+		usage();
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm_fd < 0)
+		die("/dev/kvm");
+	vm_fd = ioctl(kvm_fd, KVM_CREATE_VM, 0);
+	if (vm_fd < 0)
+		die("KVM_CREATE_VM");
+	run_size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (run_size <= 0)
+		die("KVM_GET_VCPU_MMAP_SIZE");
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED)
+		die("mmap guest memory");
+	memcpy((char *)mem + CODE_ADDR, guest_code, guest_code_end - guest_code);
+	region = (struct kvm_userspace_memory_region){
+		.slot = 0,
+		.guest_phys_addr = 0,
+		.memory_size = MEM_SIZE,
+		.userspace_addr = (uintptr_t)mem,
+	};
+	if (ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
+		die("KVM_SET_USER_MEMORY_REGION");
+	for (i = 0; i < n; i++) {
+		vcpus[i].id = i;
+		vcpu_create(&vcpus[i]);
+	}
+	/* Held until exit, like QEMU's stats fds. */
+	if (stats_fds) {
+		if (ioctl(vm_fd, KVM_GET_STATS_FD, 0) < 0)
+			die("KVM_GET_STATS_FD (VM)");
+		for (i = 0; i < n; i++)
+			if (ioctl(vcpus[i].fd, KVM_GET_STATS_FD, 0) < 0)
+				die("KVM_GET_STATS_FD (vCPU)");
+	}
+
+	deadline = now() + seconds;
+	for (i = 0; i < n; i++) {
+		errno = pthread_create(&vcpus[i].thread, NULL, vcpu_thread,
+				       &vcpus[i]);
+		if (errno)
+			die("pthread_create");
+	}
+	printf("demo-vm: running pid %d, %d vCPUs, %.0f s\n", (int)getpid(), n,
+	       seconds);
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pthread_join(vcpus[i].thread, NULL);
+		if (vcpus[i].err)
+			rc = 1;
+	}
+	for (i = 0; i < n; i++)
+		printf("demo-vm: vCPU %d: %lu io, %lu mmio, %lu hlt exits to userspace%s\n",
+		       i, vcpus[i].io, vcpus[i].mmio, vcpus[i].hlt,
+		       vcpus[i].err ? " (stopped on error)" : "");
+	return rc;
+}

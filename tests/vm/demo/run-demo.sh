@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo, inside the test guest (busybox sh): /init runs it in 'demo'
+# mode with stdout and stderr on the results channel.  It loads
+# kvm_statsfd.ko, starts demo-vm (2 vCPUs doing port I/O, MMIO and hlt) in
+# the background and points kvm-statsfd at it.  Exit status 0 only if
+# every step worked.
+
+export PATH=/demo:/bin:/sbin
+fail=0
+VM_SECONDS=${VM_SECONDS:-40}	# upper bound; the VM is stopped when done
+
+section() {
+	echo
+	echo "=== $*"
+}
+
+# run CMD...: echo the command line, run it, note a failure.
+run() {
+	echo "\$ $*"
+	"$@"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "(exit status $rc)"
+		fail=1
+	fi
+}
+
+section "guest kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+echo "\$ insmod kvm_statsfd.ko"
+if ! insmod "${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}"; then
+	echo "cannot load kvm_statsfd.ko"
+	exit 1
+fi
+grep -E '^(kvm|kvm_amd|kvm_statsfd) ' /proc/modules | cut -d' ' -f1,3 | sed 's/^/  module /'
+
+section "start a VM in the background: demo-vm, 2 vCPUs, one thread each"
+echo "\$ demo-vm -name guest=demo1 -t $VM_SECONDS &"
+demo-vm -name guest=demo1 -t "$VM_SECONDS" > /tmp/demo-vm.log 2>&1 &
+vm=$!
+i=0
+until grep -q running /tmp/demo-vm.log 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 $vm 2>/dev/null; then
+		echo "demo-vm did not start:"
+		cat /tmp/demo-vm.log
+		exit 1
+	fi
+	sleep 0.1
+done
+cat /tmp/demo-vm.log
+sleep 1		# let it run a little before looking
+
+section "kvm-statsfd list: VMs found through /proc/*/fd"
+run kvm-statsfd list
+
+section "kvm-statsfd show $vm: every stat of the VM and its vCPUs"
+run kvm-statsfd show $vm
+
+section "kvm-statsfd watch $vm -i 1 -n 3: per-second rates (not a tty: no screen clearing)"
+run kvm-statsfd watch $vm -i 1 -n 3
+
+section "kvm-statsfd show $vm --json | head -n 25"
+echo "\$ kvm-statsfd show $vm --json | head -n 25"
+kvm-statsfd show $vm --json > /tmp/show.json
+rc=$?
+head -n 25 /tmp/show.json
+[ "$rc" = 0 ] || { echo "(exit status $rc)"; fail=1; }
+
+section "stop the VM"
+echo "\$ kill $vm; wait"
+kill $vm 2>/dev/null
+wait $vm
+rc=$?
+cat /tmp/demo-vm.log | sed 1d
+[ "$rc" = 0 ] || { echo "demo-vm exited with status $rc"; fail=1; }
+echo "\$ rmmod kvm_statsfd"
+rmmod kvm_statsfd || fail=1
+
+exit $fail
