@@ -110,9 +110,25 @@ static int is_reason_hist(const struct kvmstats_desc *d)
 	return kvmstats_is_hist(d) && !strncmp(d->name, "exit_reason", 11);
 }
 
-/* Rates of one stats file: cumulative values and exit-reason buckets. */
+static int has_rate(const struct rates *rs, const char *name)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (!strcmp(rs->r[i].d->name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Rates of one stats file: cumulative values and exit-reason buckets.
+ * only_new: skip stats already in out.  The VM's file is collected after
+ * its vCPUs' with only_new set, because a stat that both have (the
+ * module's own stats, which the VM file serves summed over the vCPUs)
+ * would otherwise be counted twice.
+ */
 static void collect(const struct sample *sm, double dt, struct rates *out,
-		    double *reasons, unsigned int nb)
+		    double *reasons, unsigned int nb, int only_new)
 {
 	const struct kvmstats *s = sm->st;
 	unsigned int i, b;
@@ -120,6 +136,8 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 	for (i = 0; i < s->num_desc; i++) {
 		const struct kvmstats_desc *d = &s->descs[i];
 
+		if (only_new && has_rate(out, d->name))
+			continue;
 		if (d->type == KVM_STATS_TYPE_CUMULATIVE)
 			rate_add(out, d, delta(sm, d, 0, dt));
 		if (!is_reason_hist(d) || !reasons)
@@ -284,7 +302,7 @@ static void show_vcpus(struct wvm *w, double dt)
 		if (!p->vcpus[k].open)
 			continue;
 		one.n = 0;
-		collect(&w->vcpu[k], dt, &one, NULL, 0);
+		collect(&w->vcpu[k], dt, &one, NULL, 0, 0);
 		printf("  %-6d %10.0f", p->vcpus[k].id, score(&one));
 		print_top("  ", &one, 1, TOP_VCPU);
 		putchar('\n');
@@ -310,11 +328,11 @@ static void show_vm(struct wvm *w, double dt)
 		return;
 	}
 	reasons = calloc(nb ? nb : 1, sizeof(*reasons));
-	if (p->vm_open)
-		collect(&w->vm, dt, &all, NULL, 0);
 	for (k = 0; k < p->nr_vcpus; k++)
 		if (p->vcpus[k].open)
-			collect(&w->vcpu[k], dt, &all, reasons, reasons ? nb : 0);
+			collect(&w->vcpu[k], dt, &all, reasons, reasons ? nb : 0, 0);
+	if (p->vm_open)
+		collect(&w->vm, dt, &all, NULL, 0, 1);
 	w->score = score(&all);
 	printf(", %.0f exits/s\n", w->score);
 	if (print_top("  counters/s: ", &all, 1, TOP_COUNTERS))
@@ -412,9 +430,21 @@ static void sleep_for(double sec)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Clear the screen between frames only on a terminal that can do it; else
+ * (a pipe, a file, TERM=dumb) frames follow each other, separated by a
+ * blank line, so the output can be logged or parsed.
+ */
+static int can_clear(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb");
+}
+
 static void run(struct wvm *w, int n, const struct opts *o)
 {
-	int tty = isatty(STDOUT_FILENO), i, gone;
+	int tty = can_clear(), i, gone;
 	double t0 = now(), t1;
 	long frame;
 

@@ -58,8 +58,14 @@ run kvm-statsfd list
 section "kvm-statsfd show $vm: every stat of the VM and its vCPUs"
 run kvm-statsfd show $vm
 
-section "kvm-statsfd watch $vm -i 1 -n 3: per-second rates (not a tty: no screen clearing)"
-run kvm-statsfd watch $vm -i 1 -n 3
+section "kvm-statsfd watch $vm -i 1 -n 3: per-second rates, 3 frames"
+# Into a file: the results channel is a serial tty, and on a tty watch
+# would clear the screen between frames.
+echo "\$ kvm-statsfd watch $vm -i 1 -n 3 | cat"
+kvm-statsfd watch $vm -i 1 -n 3 > /tmp/watch.out
+rc=$?
+cat /tmp/watch.out
+[ "$rc" = 0 ] || { echo "(exit status $rc)"; fail=1; }
 
 section "kvm-statsfd show $vm --json | head -n 25"
 echo "\$ kvm-statsfd show $vm --json | head -n 25"
@@ -77,5 +83,33 @@ cat /tmp/demo-vm.log | sed 1d
 [ "$rc" = 0 ] || { echo "demo-vm exited with status $rc"; fail=1; }
 echo "\$ rmmod kvm_statsfd"
 rmmod kvm_statsfd || fail=1
+
+section "without the module: upstream KVM answers KVM_GET_STATS_FD only to the VMM itself"
+# expect STATUS CMD...: run CMD, note a failure unless it exits STATUS.
+expect() {
+	want=$1
+	shift
+	echo "\$ $*"
+	"$@"
+	rc=$?
+	echo "(exit status $rc)"
+	[ "$rc" = "$want" ] || { echo "(expected $want)"; fail=1; }
+}
+demo-vm -name guest=plain -t 10 > /tmp/plain.log 2>&1 &
+p1=$!
+demo-vm -name guest=qemu-like -t 10 --stats-fds > /tmp/qemu-like.log 2>&1 &
+p2=$!
+sleep 1.5
+echo "# $p1: a VMM holding no stats fd of its own: nothing to read, a clear error"
+expect 1 kvm-statsfd show $p1 --vcpu 0
+echo "# $p2: a VMM that keeps its stats fds open, as QEMU does: they are borrowed"
+echo "\$ kvm-statsfd show $p2 --vcpu 0 | grep -E '^vCPU| (exits|io_exits|mmio_exits|halt_exits) '"
+kvm-statsfd show $p2 --vcpu 0 > /tmp/borrowed.out
+rc=$?
+grep -E '^vCPU| (exits|io_exits|mmio_exits|halt_exits) ' /tmp/borrowed.out
+echo "(exit status $rc)"
+[ "$rc" = 0 ] || { echo "(expected 0)"; fail=1; }
+kill $p1 $p2 2>/dev/null
+wait
 
 exit $fail
