@@ -79,7 +79,7 @@ echo "\$ kill $vm; wait"
 kill $vm 2>/dev/null
 wait $vm
 rc=$?
-cat /tmp/demo-vm.log | sed 1d
+sed 1d /tmp/demo-vm.log
 [ "$rc" = 0 ] || { echo "demo-vm exited with status $rc"; fail=1; }
 echo "\$ rmmod kvm_statsfd"
 rmmod kvm_statsfd || fail=1
