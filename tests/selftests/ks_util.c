@@ -3,16 +3,20 @@
  * Helpers shared by the kvm-statsfd selftests.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "kvmstats.h"
 #include "ks_util.h"
 
 const unsigned char ks_code_out_hlt[] = {
@@ -171,4 +175,317 @@ int ks_module_loaded(void)
 	struct stat st;
 
 	return stat("/sys/module/kvm_statsfd", &st) == 0;
+}
+
+size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
+			      const unsigned int *counts, int nr_seg)
+{
+	static const unsigned char loop[] = {
+		0x66, 0x31, 0xc0,	/* xor eax, eax */
+		0x0f, 0xa2,		/* cpuid */
+		0x4e,			/* dec si */
+		0x75, 0xf8,		/* jnz (back to xor) */
+	};
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < nr_seg; i++) {
+		if (counts[i] > 0xffff || n + 3 + sizeof(loop) + 4 > len)
+			return 0;
+		if (counts[i]) {
+			buf[n++] = 0xbe;	/* mov si, imm16 */
+			buf[n++] = counts[i] & 0xff;
+			buf[n++] = counts[i] >> 8;
+			memcpy(buf + n, loop, sizeof(loop));
+			n += sizeof(loop);
+		}
+		buf[n++] = 0xb0;	/* mov al, 0x42 */
+		buf[n++] = 0x42;
+		buf[n++] = 0xe6;	/* out 0x10, al */
+		buf[n++] = 0x10;
+	}
+	if (n + 1 > len)
+		return 0;
+	buf[n++] = 0xf4;		/* hlt */
+	return n;
+}
+
+const unsigned char ks_code_cpuid_forever[] = {
+	0x66, 0x31, 0xc0,	/* xor eax, eax */
+	0x0f, 0xa2,		/* cpuid */
+	0xeb, 0xf9,		/* jmp (back to xor) */
+};
+const size_t ks_code_cpuid_forever_len = sizeof(ks_code_cpuid_forever);
+
+void ks_host_exit_codes(struct ks_exit_codes *c)
+{
+	unsigned int a, b, cx, d;
+	char vendor[13] = "";
+
+	if (__get_cpuid(0, &a, &b, &cx, &d)) {
+		memcpy(vendor, &b, 4);
+		memcpy(vendor + 4, &d, 4);
+		memcpy(vendor + 8, &cx, 4);
+	}
+	memset(c, 0, sizeof(*c));
+	c->svm = !strcmp(vendor, "AuthenticAMD") ||
+		 !strcmp(vendor, "HygonGenuine");
+	if (c->svm) {
+		c->stat = "exit_reasons_svm";
+		c->buckets = 181;
+		c->cpuid = 0x72;
+		c->io = 0x7b;
+		c->hlt = 0x78;
+		c->other = 180;
+	} else {
+		c->stat = "exit_reasons_vmx";
+		c->buckets = 81;
+		c->cpuid = 10;
+		c->io = 30;
+		c->hlt = 12;
+		c->other = 80;
+	}
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+long ks_objects_read(const char *name)
+{
+	char path[128], buf[64], *end;
+	long v;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/kvm_statsfd/objects/%s",
+		 name);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	v = strtol(buf, &end, 10);
+	return end == buf ? -EINVAL : v;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+long ks_objects_wait_le(const char *name, long target, int timeout_ms)
+{
+	long v = ks_objects_read(name);
+	int waited = 0;
+
+	while (v > target && waited < timeout_ms) {
+		sleep_ms(10);
+		waited += 10;
+		v = ks_objects_read(name);
+	}
+	return v;
+}
+
+int ks_module_mode(char *buf, size_t len)
+{
+	return read_line("/sys/module/kvm_statsfd/parameters/mode", buf, len);
+}
+
+void ks_module_save(struct ks_module_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->was_loaded = ks_module_loaded();
+	if (st->was_loaded && ks_module_mode(st->mode, sizeof(st->mode)))
+		st->mode[0] = '\0';
+}
+
+int ks_module_unload_wait(int timeout_ms)
+{
+	int ret, waited = 0;
+
+	for (;;) {
+		ret = ks_module_unload();
+		if (ret != -EWOULDBLOCK && ret != -EBUSY)
+			return ret;
+		if (waited >= timeout_ms)
+			return ret;
+		sleep_ms(10);
+		waited += 10;
+	}
+}
+
+static int load_mode(const char *mode)
+{
+	char params[64];
+
+	if (!mode || !*mode)
+		return ks_module_load("");
+	snprintf(params, sizeof(params), "mode=%s", mode);
+	return ks_module_load(params);
+}
+
+int ks_module_ensure(const char *mode)
+{
+	char cur[32];
+	int ret;
+
+	if (ks_module_loaded()) {
+		if (!ks_module_mode(cur, sizeof(cur)) && !strcmp(cur, mode))
+			return 0;
+		ret = ks_module_unload_wait(2000);
+		if (ret)
+			return ret;
+	}
+	return load_mode(mode);
+}
+
+int ks_module_restore(const struct ks_module_state *st)
+{
+	char cur[32] = "";
+	int ret;
+
+	if (ks_module_loaded()) {
+		if (st->was_loaded && !ks_module_mode(cur, sizeof(cur)) &&
+		    !strcmp(cur, st->mode))
+			return 0;
+		ret = ks_module_unload_wait(5000);
+		if (ret)
+			return ret;
+	}
+	return st->was_loaded ? load_mode(st->mode) : 0;
+}
+
+void ks_close_from(int first)
+{
+	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
+		return;
+	for (int fd = first; fd < 4096; fd++)
+		close(fd);
+}
+
+int ks_pread_exact(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n = pread(fd, buf, len, off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+ssize_t ks_read_whole(int fd, void *buf, size_t cap)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < cap) {
+		n = pread(fd, (char *)buf + done, cap - done, done);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
+		    size_t max_len, char *why, size_t why_len)
+{
+	size_t big[] = { size, size + 1, 4096, 65536 };
+	size_t buf_len = 65536 + 64;
+	unsigned char *buf;
+	long bad = 0;
+	size_t off, i;
+
+	buf = malloc(buf_len);
+	if (!buf) {
+		snprintf(why, why_len, "out of memory");
+		return 1;
+	}
+	why[0] = '\0';
+	for (off = 0; off <= size; off++) {
+		size_t nlens = max_len + sizeof(big) / sizeof(big[0]);
+
+		for (i = 0; i < nlens; i++) {
+			size_t len = i < max_len ? i + 1 : big[i - max_len];
+			size_t want;
+			ssize_t n;
+
+			if (i >= 16 && i < max_len && off % 7)
+				continue;
+			if (i >= max_len && off % 61 && off + 72 < size)
+				continue;
+			want = off + len <= size ? len : size - off;
+
+			/* A canary after what the read may fill. */
+			memset(buf, 0xa5, want + 8 <= buf_len ? want + 8 : buf_len);
+			n = pread(fd, buf, len, off);
+			if (n == (ssize_t)want && !memcmp(buf, full + off, want) &&
+			    (want + 8 > buf_len || buf[want] == 0xa5))
+				continue;
+			if (!bad++) {
+				size_t j = 0;
+
+				if (n > 0)
+					while (j < (size_t)n && j < want &&
+					       buf[j] == full[off + j])
+						j++;
+				snprintf(why, why_len,
+					 "pread(len %zu, off %zu) = %zd (errno %d), want %zu; first differing byte %zu: got 0x%02x, want 0x%02x",
+					 len, off, n, n < 0 ? errno : 0, want,
+					 off + j, j < buf_len ? buf[j] : 0,
+					 off + j < size ? full[off + j] : 0);
+			}
+		}
+	}
+	free(buf);
+	return bad;
+}
+
+int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
+		 unsigned int n, char *err, size_t err_len)
+{
+	const struct kvmstats_desc *d;
+	struct kvmstats s;
+	unsigned int i;
+	int fd, ret;
+
+	memset(vals, 0, n * sizeof(*vals));
+	fd = dup(stats_fd);
+	if (fd < 0)
+		return -errno;
+	ret = kvmstats_open(&s, fd);
+	if (ret) {
+		if (err)
+			snprintf(err, err_len, "%s", s.err);
+		close(fd);
+		return ret;
+	}
+	d = kvmstats_find(&s, name);
+	if (!d) {
+		if (err)
+			snprintf(err, err_len, "no stat named %s", name);
+		kvmstats_close(&s);
+		return -ENOENT;
+	}
+	for (i = 0; i < n && i < d->size; i++)
+		vals[i] = kvmstats_value(&s, d, i);
+	ret = d->size;
+	kvmstats_close(&s);
+	return ret;
 }

@@ -52,4 +52,85 @@ int ks_module_unload(void);
 /* 1 when kvm_statsfd is loaded, 0 when not. */
 int ks_module_loaded(void);
 
+/*
+ * Guest code: for each of the @nr_seg counts, run CPUID (leaf 0) that many
+ * times (exits KVM handles in the kernel) and then "out 0x10, al" (an exit
+ * to userspace); after the last segment, hlt.  Writes at most @len bytes to
+ * @buf and returns the code length, or 0 if it does not fit.
+ */
+size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
+			      const unsigned int *counts, int nr_seg);
+
+/* Guest code: CPUID (leaf 0) in an endless loop; never exits to userspace. */
+extern const unsigned char ks_code_cpuid_forever[];
+extern const size_t ks_code_cpuid_forever_len;
+
+/* Hardware exit codes of this host's vendor, and the module's histogram. */
+struct ks_exit_codes {
+	int svm;		/* 1 on AMD/Hygon, 0 on Intel */
+	const char *stat;	/* "exit_reasons_svm" or "exit_reasons_vmx" */
+	unsigned int buckets;	/* 181 or 81 */
+	unsigned int cpuid, io, hlt, other;	/* dense indexes */
+};
+void ks_host_exit_codes(struct ks_exit_codes *c);
+
+/*
+ * /sys/module/kvm_statsfd/objects/@name ("vms", "vcpus", "files"): the
+ * value, or -errno.
+ */
+long ks_objects_read(const char *name);
+/*
+ * Poll ks_objects_read(@name) until it is <= @target or @timeout_ms pass;
+ * returns the last value read.
+ */
+long ks_objects_wait_le(const char *name, long target, int timeout_ms);
+
+/* The loaded module's mode parameter ("superset"/"own"), or -errno. */
+int ks_module_mode(char *buf, size_t len);
+
+/* What the module looked like before a test changed it. */
+struct ks_module_state {
+	int was_loaded;
+	char mode[32];
+};
+void ks_module_save(struct ks_module_state *st);
+/*
+ * Make sure the module is loaded in @mode ("superset" or "own"): load it
+ * if it is not, reload it if it runs in another mode.  0 or -errno.
+ */
+int ks_module_ensure(const char *mode);
+/* Unload, retrying a while if it is still in use.  0 or -errno. */
+int ks_module_unload_wait(int timeout_ms);
+/* Put the module back as @st saw it.  0 or -errno. */
+int ks_module_restore(const struct ks_module_state *st);
+
+/* Close every fd from @first up (test teardown: nothing may keep a ref). */
+void ks_close_from(int first);
+
+/* pread exactly @len bytes at @off: 0, -EIO on a short read, or -errno. */
+int ks_pread_exact(int fd, void *buf, size_t len, off_t off);
+/* pread from offset 0 until EOF into @buf (@cap bytes); bytes or -errno. */
+ssize_t ks_read_whole(int fd, void *buf, size_t cap);
+
+/*
+ * Read stat @name from a stats fd through libkvmstats (a fresh parse of a
+ * dup of @stats_fd): its first @n values go to @vals, zero-filled past its
+ * size.  Returns the stat's size, -ENOENT if there is no such stat, or
+ * another -errno (the library's message goes to @err if not NULL).
+ */
+int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
+		 unsigned int n, char *err, size_t err_len);
+
+/*
+ * Compare preads of [off, off + len) against @full (@size bytes, the whole
+ * file), for every off in 0..@size: lengths 1..16 at every offset (every
+ * alignment, crossing one u64 boundary), lengths 17..@max_len at every 7th
+ * offset (still every alignment mod 8: 7 and 8 are coprime), and a few
+ * large lengths at every 61st offset and the last 72.  Reads past the end
+ * must be short.  TCG costs ~10 us a syscall, hence the thinning.  Returns
+ * the number of reads that disagreed and describes the first in @why.
+ */
+long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
+		    size_t max_len, char *why, size_t why_len);
+
 #endif /* KS_UTIL_H */
