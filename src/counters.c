@@ -173,6 +173,39 @@ struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu)
 	return kv;
 }
 
+struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid)
+{
+	struct ks_vcpu *kv, *found = NULL;
+	struct ks_vm *vm;
+	unsigned long id;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(vm, &ks_vms, node) {
+		xa_for_each(&vm->vcpus, id, kv) {
+			if (rcu_access_pointer(kv->vcpu->pid) == pid) {
+				found = kv;
+				goto out;
+			}
+		}
+	}
+out:
+	rcu_read_unlock();
+	if (found)
+		__this_cpu_write(ks_last_vcpu, found);
+	return found;
+}
+
+u64 ks_vm_nr_vcpus(struct ks_vm *vm)
+{
+	struct ks_vcpu *kv;
+	unsigned long id;
+	u64 n = 0;
+
+	xa_for_each(&vm->vcpus, id, kv)
+		n++;
+	return n;
+}
+
 u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index)
 {
 	struct ks_vcpu *kv;
@@ -239,9 +272,16 @@ int ks_counters_init(void)
 #endif
 	ks_vm_cache = kmem_cache_create("kvm_statsfd_vm", sizeof(struct ks_vm),
 					0, flags, NULL);
-	ks_vcpu_cache = kmem_cache_create("kvm_statsfd_vcpu",
-					  sizeof(struct ks_vcpu), 0, flags,
-					  NULL);
+	/*
+	 * The stats fd copies the counters straight to userspace: declare
+	 * them as the cache's usercopy region (hardened usercopy).
+	 */
+	ks_vcpu_cache = kmem_cache_create_usercopy("kvm_statsfd_vcpu",
+						   sizeof(struct ks_vcpu), 0,
+						   flags,
+						   offsetof(struct ks_vcpu, c),
+						   sizeof_field(struct ks_vcpu, c),
+						   NULL);
 	ks_wq = alloc_workqueue("kvm_statsfd", 0, 0);
 	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
 		ks_counters_exit();

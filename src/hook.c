@@ -22,19 +22,27 @@
 #include <linux/kvm_host.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
+#include <linux/string.h>
 
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 
+/* ftrace locations of the hooked ioctl handlers. */
+static unsigned long ks_vm_ioctl_ip, ks_vcpu_ioctl_ip;
+
 /*
- * Is @ip, the ftrace location a callback is given, the entry of the
- * function at @func?  The location is @func itself or, on IBT kernels, just
- * past its ENDBR instruction.
+ * The ftrace location (the __fentry__ call) of the function at @func: the
+ * function itself, or just past its ENDBR on IBT kernels.  Computed here
+ * because ftrace_set_filter_ip()'s own mapping of a function address to
+ * its location was seen to drop kvm_vm_ioctl on Debian's 6.12.
  */
-static __always_inline bool ks_is_entry_of(unsigned long ip,
-					   unsigned long func)
+static unsigned long ks_fentry_of(unsigned long func)
 {
-	return ip - func < 16;
+	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (!memcmp((const void *)func, endbr64, sizeof(endbr64)))
+		return func + sizeof(endbr64);
+	return func;
 }
 
 static long ks_vm_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
@@ -81,9 +89,9 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 	    (unsigned int)regs_get_kernel_argument(regs, 1) != KVM_GET_STATS_FD)
 		return;
 
-	if (ks_is_entry_of(ip, ks_kvm.vm_ioctl))
+	if (ip == ks_vm_ioctl_ip)
 		handler = (unsigned long)ks_vm_ioctl_get_stats_fd;
-	else if (ks_is_entry_of(ip, ks_kvm.vcpu_ioctl))
+	else if (ip == ks_vcpu_ioctl_ip)
 		handler = (unsigned long)ks_vcpu_ioctl_get_stats_fd;
 	else
 		return;
@@ -118,7 +126,7 @@ static struct ftrace_ops ks_destroy_ops = {
 static int ks_ftrace_attach(struct ftrace_ops *ops, unsigned long addr,
 			    const char *name)
 {
-	int ret = ftrace_set_filter_ip(ops, addr, 0, 0);
+	int ret = ftrace_set_filter_ip(ops, ks_fentry_of(addr), 0, 0);
 
 	if (ret)
 		pr_err("cannot trace %s (%d): is it notrace or patched?\n",
@@ -153,19 +161,24 @@ int ks_hook_init(void)
 {
 	int ret;
 
-	/* ftrace finds each function's own location (past any ENDBR). */
+	ks_vm_ioctl_ip = ks_fentry_of(ks_kvm.vm_ioctl);
+	ks_vcpu_ioctl_ip = ks_fentry_of(ks_kvm.vcpu_ioctl);
 	ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl");
 	if (!ret)
 		ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vcpu_ioctl,
 				       "kvm_vcpu_ioctl");
-	if (!ret) {
-		ret = register_ftrace_function(&ks_ioctl_ops);
-		if (ret)
-			pr_err("cannot hook KVM's ioctls (%d): another IPMODIFY user, such as a livepatch, may own them\n",
-			       ret);
-	}
 	if (ret)
-		ftrace_free_filter(&ks_ioctl_ops);
+		goto out_free;
+	ret = register_ftrace_function(&ks_ioctl_ops);
+	if (ret) {
+		pr_err("cannot hook KVM's ioctls (%d): another IPMODIFY user, such as a livepatch, may own them\n",
+		       ret);
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	ftrace_free_filter(&ks_ioctl_ops);
 	return ret;
 }
 

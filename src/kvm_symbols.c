@@ -76,7 +76,7 @@ static unsigned long ks_module_symbol(struct module *mod, const char *name,
 int ks_kvm_symbols_init(void)
 {
 	struct module *mod = ks_find_kvm_module();
-	unsigned long vm_hdr, vm_desc, vcpu_hdr, vcpu_desc, ops;
+	unsigned long vm_hdr, vm_desc, vcpu_hdr, vcpu_desc, ops, tp_user, tp_mmio;
 
 	if (!mod) {
 		pr_err("kvm.ko is not among the modules we use\n");
@@ -92,10 +92,13 @@ int ks_kvm_symbols_init(void)
 	vm_desc = ks_module_symbol(mod, "kvm_vm_stats_desc", false);
 	vcpu_hdr = ks_module_symbol(mod, "kvm_vcpu_stats_header", false);
 	vcpu_desc = ks_module_symbol(mod, "kvm_vcpu_stats_desc", false);
+	tp_user = ks_module_symbol(mod, "__tracepoint_kvm_userspace_exit",
+				   false);
+	tp_mmio = ks_module_symbol(mod, "__tracepoint_kvm_mmio", false);
 
 	if (!ks_kvm.vm_ioctl || !ks_kvm.vcpu_ioctl ||
 	    !ks_kvm.arch_destroy_vm || !ops || !vm_hdr || !vm_desc ||
-	    !vcpu_hdr || !vcpu_desc)
+	    !vcpu_hdr || !vcpu_desc || !tp_user || !tp_mmio)
 		return -ENOENT;
 
 	ks_kvm.x86_ops = (struct kvm_x86_ops *)ops;
@@ -103,5 +106,7 @@ int ks_kvm_symbols_init(void)
 	ks_kvm.vm_descs = (const u8 *)vm_desc;
 	ks_kvm.vcpu_header = (const struct kvm_stats_header *)vcpu_hdr;
 	ks_kvm.vcpu_descs = (const u8 *)vcpu_desc;
+	ks_kvm.tp_userspace_exit = (struct tracepoint *)tp_user;
+	ks_kvm.tp_mmio = (struct tracepoint *)tp_mmio;
 	return 0;
 }

@@ -38,11 +38,17 @@ static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
 	strscpy_pad(dst + sizeof(h), def->name, KVM_STATS_NAME_SIZE);
 }
 
+/* Does a file of kind @id serve the own stat @def? */
+static bool ks_kind_has(enum ks_kind_id id, const struct ks_stat_def *def)
+{
+	return id == KS_KIND_VM || !def->vm_only;
+}
+
 static int ks_kind_build(enum ks_kind_id id)
 {
 	struct ks_kind *k = &ks_kinds[id];
 	struct ks_native n = { 0 };
-	u32 own_end = 0, i;
+	u32 own_end = 0, nr_own = 0, i;
 	u8 *d;
 	int ret;
 
@@ -54,13 +60,17 @@ static int ks_kind_build(enum ks_kind_id id)
 			return -EINVAL;
 	}
 
-	for (i = 0; i < ks_nr_own_defs; i++)
+	for (i = 0; i < ks_nr_own_defs; i++) {
+		if (!ks_kind_has(id, &ks_own_defs[i]))
+			continue;
 		own_end = max_t(u32, own_end, ks_own_defs[i].offset +
 				ks_own_defs[i].size * sizeof(u64));
+		nr_own++;
+	}
 
 	k->native_size = ALIGN(n.data_size, sizeof(u64));
 	k->own_size = own_end;
-	k->descs_size = (n.num_desc + ks_nr_own_defs) * KS_DESC_SIZE;
+	k->descs_size = (n.num_desc + nr_own) * KS_DESC_SIZE;
 	k->descs = kzalloc(k->descs_size, GFP_KERNEL);
 	if (!k->descs)
 		return -ENOMEM;
@@ -68,13 +78,17 @@ static int ks_kind_build(enum ks_kind_id id)
 	/* Native descriptors first, byte for byte, then ours. */
 	memcpy(k->descs, n.descs, (size_t)n.num_desc * KS_DESC_SIZE);
 	d = k->descs + (size_t)n.num_desc * KS_DESC_SIZE;
-	for (i = 0; i < ks_nr_own_defs; i++, d += KS_DESC_SIZE)
+	for (i = 0; i < ks_nr_own_defs; i++) {
+		if (!ks_kind_has(id, &ks_own_defs[i]))
+			continue;
 		ks_put_own_desc(d, &ks_own_defs[i], k->native_size);
+		d += KS_DESC_SIZE;
+	}
 
 	k->header = (struct kvm_stats_header) {
 		.flags = 0,
 		.name_size = KVM_STATS_NAME_SIZE,
-		.num_desc = n.num_desc + ks_nr_own_defs,
+		.num_desc = n.num_desc + nr_own,
 		.id_offset = sizeof(struct kvm_stats_header),
 		.desc_offset = ALIGN(sizeof(struct kvm_stats_header) +
 				     KVM_STATS_NAME_SIZE, 8),

@@ -3,29 +3,48 @@
  * Feeding the counters from KVM's x86 tracepoints.
  *
  * Probes run on the vCPU's own thread, with preemption disabled, on every
- * VM exit: each does a per-CPU lookup (ks_vcpu_of()) and plain increments
- * of that vCPU's own counters.  No locks, no atomics, no allocation in the
- * common case.
+ * VM exit and entry: each does a per-CPU lookup (ks_vcpu_of()) and plain
+ * stores to that vCPU's own counters.  No locks, no atomics, no
+ * allocation in the common case.
+ *
+ * Time comes from ktime_get_mono_fast_ns(): monotonic across CPUs, so an
+ * interval that spans a migration of the vCPU thread is still right, and
+ * lock-free (a seqcount latch over the TSC on x86).  local_clock() is
+ * cheaper but may be off between CPUs; a raw TSC is not trustworthy on
+ * every host (and not in our TCG test guests).
+ *
+ * Intervals:
+ *  - guest time: VM entry to the next VM exit;
+ *  - exit latency: VM exit to the next VM entry, or to the return to
+ *    userspace when KVM hands the exit to the VMM (time spent in userspace
+ *    is not exit handling).  Every exit yields exactly one sample.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/kvm_host.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
 #include <asm/processor.h>
+#include <asm/svm.h>
+#include <asm/vmx.h>
 
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 
-/* Exported by kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL). */
-extern struct tracepoint __tracepoint_kvm_exit;
-
 /* Values of the tracepoints' isa argument (arch/x86/kvm/trace.h). */
 #define KS_ISA_VMX	1
 #define KS_ISA_SVM	2
 
-/* Cached for the exit path; set before the probe is attached. */
+/* kvm_mmio's type argument (include/trace/events/kvm.h). */
+#define KS_TRACE_MMIO_READ	1
+#define KS_TRACE_MMIO_WRITE	2
+
+/* Cached for the exit path; set before the probes are attached. */
 static bool ks_vendor_svm;
 
 static bool ks_host_is_svm(void)
@@ -44,49 +63,231 @@ const char *ks_exit_stat_name(void)
 	return ks_host_is_svm() ? "exit_reasons_svm" : "exit_reasons_vmx";
 }
 
-/* The dense index of this exit's hardware reason, for this host's vendor. */
-static __always_inline u32 ks_exit_index(u32 isa, u32 reason)
+static __always_inline void ks_log_hist_add(u64 *hist, u64 value)
 {
-	if (ks_vendor_svm)
-		return isa == KS_ISA_SVM ? ks_svm_exit_index(reason) :
-					   KS_SVM_OTHER;
-	return isa == KS_ISA_VMX ? ks_vmx_exit_index(reason) : KS_VMX_OTHER;
+	unsigned int i = fls64(value);
+
+	hist[i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1]++;
+}
+
+/* One exit-latency sample of the exit @kv last took. */
+static __always_inline void ks_exit_handled(struct ks_vcpu *kv, u64 now)
+{
+	struct ks_vcpu_counters *c = &kv->c;
+	u64 lat = now - kv->exit_ns;
+
+	kv->exit_ns = 0;
+	ks_log_hist_add(c->exit_latency_hist, lat);
+	if (kv->exit_class < KS_NR_CLASSES)
+		ks_log_hist_add(c->exit_latency_class_hist[kv->exit_class], lat);
+	WRITE_ONCE(c->exit_latency_ns, c->exit_latency_ns + lat);
+	if (lat > c->exit_latency_max_ns)
+		WRITE_ONCE(c->exit_latency_max_ns, lat);
+}
+
+/* SVM: class, and the I/O and MSR direction from exit_info_1. */
+static __always_inline void ks_svm_exit(struct ks_vcpu *kv, u32 code,
+					u64 info1)
+{
+	struct ks_vcpu_counters *c = &kv->c;
+
+	switch (code) {
+	case SVM_EXIT_IOIO:
+		kv->exit_class = KS_CLASS_IO;
+		ks_inc(info1 & SVM_IOIO_TYPE_MASK ? &c->io_in_exits :
+						    &c->io_out_exits);
+		break;
+	case SVM_EXIT_MSR:
+		kv->exit_class = KS_CLASS_MSR;
+		ks_inc(info1 ? &c->msr_write_exits : &c->msr_read_exits);
+		break;
+	case SVM_EXIT_NPF:
+		kv->exit_class = KS_CLASS_NPF;
+		break;
+	case SVM_EXIT_HLT:
+		kv->exit_class = KS_CLASS_HLT;
+		break;
+	case SVM_EXIT_INTR:
+		kv->exit_class = KS_CLASS_INTR;
+		break;
+	default:
+		kv->exit_class = KS_CLASS_OTHER;
+	}
+}
+
+/* VMX: the same from the basic exit reason and exit qualification. */
+static __always_inline void ks_vmx_exit(struct ks_vcpu *kv, u32 reason,
+					u64 qual)
+{
+	struct ks_vcpu_counters *c = &kv->c;
+
+	switch (reason & 0xffff) {
+	case EXIT_REASON_IO_INSTRUCTION:
+		kv->exit_class = KS_CLASS_IO;
+		ks_inc(qual & BIT(3) ? &c->io_in_exits : &c->io_out_exits);
+		break;
+	case EXIT_REASON_MSR_READ:
+		kv->exit_class = KS_CLASS_MSR;
+		ks_inc(&c->msr_read_exits);
+		break;
+	case EXIT_REASON_MSR_WRITE:
+		kv->exit_class = KS_CLASS_MSR;
+		ks_inc(&c->msr_write_exits);
+		break;
+	case EXIT_REASON_EPT_VIOLATION:
+	case EXIT_REASON_EPT_MISCONFIG:
+		kv->exit_class = KS_CLASS_NPF;
+		break;
+	case EXIT_REASON_HLT:
+		kv->exit_class = KS_CLASS_HLT;
+		break;
+	case EXIT_REASON_EXTERNAL_INTERRUPT:
+		kv->exit_class = KS_CLASS_INTR;
+		break;
+	default:
+		kv->exit_class = KS_CLASS_OTHER;
+	}
 }
 
 static void ks_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
+	u64 now = ktime_get_mono_fast_ns();
 	u32 reason, intr_info, error_code;
 	u64 info1, info2;
+	u32 index;
 
 	if (unlikely(!kv))
 		return;
+	if (likely(kv->entry_ns))
+		WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns + now - kv->entry_ns);
+	kv->entry_ns = 0;
+	WRITE_ONCE(kv->c.in_guest, 0);
+	kv->exit_ns = now;
+
 	/*
 	 * The tracepoint passes no reason: ask the vendor module, as the
 	 * tracepoint's own event does.
 	 */
 	ks_kvm.x86_ops->get_exit_info(vcpu, &reason, &info1, &info2,
 				      &intr_info, &error_code);
-	ks_inc(&kv->c.exit_reasons[ks_exit_index(isa, reason)]);
+	if (ks_vendor_svm) {
+		index = isa == KS_ISA_SVM ? ks_svm_exit_index(reason) :
+					    KS_SVM_OTHER;
+		ks_svm_exit(kv, reason, info1);
+	} else {
+		index = isa == KS_ISA_VMX ? ks_vmx_exit_index(reason) :
+					    KS_VMX_OTHER;
+		ks_vmx_exit(kv, reason, info1);
+	}
+	ks_inc(&kv->c.exit_reasons[index]);
 }
+
+/*
+ * kvm_entry has gained arguments over time ((vcpu) in older kernels,
+ * (vcpu, force_immediate_exit) since); the probe takes only the first,
+ * which every version passes first.
+ */
+static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu)
+{
+	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
+	u64 now = ktime_get_mono_fast_ns();
+
+	if (unlikely(!kv))
+		return;
+	if (kv->exit_ns)
+		ks_exit_handled(kv, now);
+	kv->entry_ns = now;
+	WRITE_ONCE(kv->c.in_guest, 1);
+}
+
+/*
+ * kvm_userspace_exit and kvm_mmio pass no vCPU.  They run on the vCPU's
+ * thread, which almost always last exited on this CPU; otherwise look the
+ * thread up.
+ */
+static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
+{
+	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
+	struct pid *pid = task_pid(current);
+
+	if (likely(kv && rcu_access_pointer(kv->vcpu->pid) == pid))
+		return kv;
+	return ks_vcpu_of_pid_slow(pid);
+}
+
+static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
+{
+	struct ks_vcpu *kv = ks_vcpu_of_current();
+
+	if (unlikely(!kv))
+		return;
+	if (kv->exit_ns)
+		ks_exit_handled(kv, ktime_get_mono_fast_ns());
+	ks_inc(&kv->c.userspace_exits[reason < KS_USER_EXIT_OTHER ?
+				      reason : KS_USER_EXIT_OTHER]);
+}
+
+static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
+			      void *val)
+{
+	struct kvm_vcpu *vcpu = kvm_get_running_vcpu();
+	struct ks_vcpu *kv;
+
+	if (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE)
+		return;
+	kv = vcpu ? ks_vcpu_of(vcpu) : NULL;
+	if (unlikely(!kv))
+		return;
+	ks_inc(type == KS_TRACE_MMIO_READ ? &kv->c.mmio_reads :
+					    &kv->c.mmio_writes);
+}
+
+struct ks_probe {
+	struct tracepoint *tp;
+	void *func;
+};
+
+static struct ks_probe ks_probes[] = {
+	{ &__tracepoint_kvm_exit, ks_probe_kvm_exit },
+	{ &__tracepoint_kvm_entry, ks_probe_kvm_entry },
+	{ NULL, ks_probe_kvm_userspace_exit },	/* found at init */
+	{ NULL, ks_probe_kvm_mmio },		/* found at init */
+};
 
 int ks_probes_init(void)
 {
-	int ret;
+	int i, ret = 0;
 
 	ks_vendor_svm = ks_host_is_svm();
+	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
+	ks_probes[3].tp = ks_kvm.tp_mmio;
 
-	ret = tracepoint_probe_register(&__tracepoint_kvm_exit,
-					ks_probe_kvm_exit, NULL);
-	if (ret)
-		pr_err("cannot attach to the kvm_exit tracepoint: %d\n", ret);
+	for (i = 0; i < ARRAY_SIZE(ks_probes); i++) {
+		ret = tracepoint_probe_register(ks_probes[i].tp,
+						ks_probes[i].func, NULL);
+		if (ret) {
+			pr_err("cannot attach to tracepoint %s: %d\n",
+			       ks_probes[i].tp->name, ret);
+			break;
+		}
+	}
+	if (!ret)
+		return 0;
+	while (--i >= 0)
+		tracepoint_probe_unregister(ks_probes[i].tp,
+					    ks_probes[i].func, NULL);
+	tracepoint_synchronize_unregister();
 	return ret;
 }
 
 void ks_probes_exit(void)
 {
-	tracepoint_probe_unregister(&__tracepoint_kvm_exit,
-				    ks_probe_kvm_exit, NULL);
+	int i;
+
+	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--)
+		tracepoint_probe_unregister(ks_probes[i].tp,
+					    ks_probes[i].func, NULL);
 	/* No probe may still be running when the counters go. */
 	tracepoint_synchronize_unregister();
 }

@@ -23,12 +23,43 @@
 struct kvm;
 struct kvm_vcpu;
 
+/* Log2 histograms of nanoseconds: bucket 0 is [0, 1), bucket i [2^(i-1), 2^i). */
+#define KS_LAT_BUCKETS		32
+
+/* Exit classes with a latency histogram of their own. */
+enum ks_exit_class {
+	KS_CLASS_IO,
+	KS_CLASS_NPF,
+	KS_CLASS_MSR,
+	KS_CLASS_HLT,
+	KS_CLASS_INTR,
+	KS_NR_CLASSES,
+	KS_CLASS_OTHER = KS_NR_CLASSES,
+};
+
+/* KVM_EXIT_* reasons 0..47 by number, then "other". */
+#define KS_USER_EXIT_OTHER	48
+#define KS_USER_EXIT_BUCKETS	(KS_USER_EXIT_OTHER + 1)
+
 /*
  * The per-vCPU block of the stats file's data, byte for byte: the stats
  * fd copies it to userspace as it is.  Only u64 fields.
  */
 struct ks_vcpu_counters {
 	u64 exit_reasons[KS_EXIT_BUCKETS_MAX];
+	u64 exit_latency_hist[KS_LAT_BUCKETS];
+	u64 exit_latency_ns;
+	u64 exit_latency_max_ns;
+	u64 exit_latency_class_hist[KS_NR_CLASSES][KS_LAT_BUCKETS];
+	u64 guest_ns;
+	u64 userspace_exits[KS_USER_EXIT_BUCKETS];
+	u64 io_in_exits;
+	u64 io_out_exits;
+	u64 msr_read_exits;
+	u64 msr_write_exits;
+	u64 mmio_reads;
+	u64 mmio_writes;
+	u64 in_guest;
 };
 
 struct ks_vm;
@@ -41,6 +72,11 @@ struct ks_vcpu {
 
 	/* Written by the vCPU's thread only; cache-line separated. */
 	struct ks_vcpu_counters c ____cacheline_aligned;
+
+	/* The exit path's own bookkeeping, same writer, not served. */
+	u64 entry_ns;		/* last VM entry, 0 once exited */
+	u64 exit_ns;		/* last VM exit, 0 once handled */
+	u32 exit_class;		/* enum ks_exit_class of that exit */
 };
 
 struct ks_vm {
@@ -53,6 +89,8 @@ struct ks_vm {
 DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
+/* The vCPU state whose thread is @pid, for probes that get no vCPU. */
+struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid);
 
 /*
  * The exit path's lookup.  A vCPU thread mostly stays on one CPU, so the
@@ -82,6 +120,8 @@ struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp);
 /* Sum, or maximum, of one u64 of every vCPU's counters. */
 u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index);
 u64 ks_vm_max_u64(struct ks_vm *vm, unsigned int index);
+/* Number of vCPUs the module has state for. */
+u64 ks_vm_nr_vcpus(struct ks_vm *vm);
 
 /* KVM is destroying @kvm: forget it and free its state after RCU. */
 void ks_vm_destroyed(struct kvm *kvm);

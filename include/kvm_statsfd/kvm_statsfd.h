@@ -18,9 +18,15 @@ struct ks_kvm_symbols {
 	struct kvm_x86_ops *x86_ops;	/* kvm_x86_ops */
 	const struct kvm_stats_header *vm_header, *vcpu_header;
 	const u8 *vm_descs, *vcpu_descs;
+	struct tracepoint *tp_userspace_exit;	/* not exported */
+	struct tracepoint *tp_mmio;		/* not exported */
 };
 
 extern struct ks_kvm_symbols ks_kvm;
+
+/* Exported by kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL). */
+extern struct tracepoint __tracepoint_kvm_exit;
+extern struct tracepoint __tracepoint_kvm_entry;
 
 int ks_kvm_symbols_init(void);
 

@@ -30,6 +30,7 @@ struct ks_desc_head {
 enum ks_aggregate {
 	KS_AGG_SUM,
 	KS_AGG_MAX,
+	KS_AGG_NR_VCPUS,	/* VM only: the number of vCPUs */
 };
 
 /* One of the module's own stats. */
@@ -41,6 +42,7 @@ struct ks_stat_def {
 	u32 offset;		/* byte offset in struct ks_vcpu_counters */
 	u32 bucket_size;	/* LINEAR_HIST only */
 	enum ks_aggregate agg;
+	bool vm_only;		/* offset is past struct ks_vcpu_counters */
 };
 
 enum ks_kind_id {
