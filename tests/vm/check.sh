@@ -74,7 +74,7 @@ for k in "${KERNELS[@]}"; do
 		"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 			--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 			--module "$BUILD/$rel/rig_warn/rig_warn.ko" \
-			--tests "$BUILD/selftests" || exit 1
+			$(guest_test_payload) || exit 1
 		step "[$series] booting $rel: selftests"
 		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
 			"$out/initrd.gz" "$out/tests" test

@@ -64,4 +64,12 @@ build_userspace() {
 	make -s -C "$TOP/tests/selftests" O="$BUILD/selftests" \
 		HARNESS="$(harness_dir)" \
 		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2
+	make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
+}
+
+# The build-initramfs.sh options that put every test and tool in a guest.
+guest_test_payload() {
+	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
+		--bin "$BUILD/tests-tools/bin/demo-vm" \
+		--bin "$BUILD/tools/kvm-statsfd"
 }
