@@ -9,6 +9,7 @@
 #   make demo            boot a guest, load the module, show a running VM's stats
 #   make kselftest       run the selftests here, on a real KVM host, as root
 #   make lint            checkpatch --strict, W=1 and sparse against the test kernels
+#   make bench           benchmarks (guest and host), results in build/bench/results.txt
 #   make unit            host-only unit tests of the reader library
 #   make clean
 #
@@ -45,6 +46,9 @@ demo: deps
 lint: deps
 	@tests/vm/lint.sh
 
+bench: deps
+	@tests/vm/bench.sh
+
 unit:
 	$(MAKE) -C tests/unit OUT=$(BUILD)/unit run
 
@@ -60,4 +64,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(BUILD)
 
-.PHONY: all module tools install deps check demo lint unit kselftest clean
+.PHONY: all module tools install deps check demo lint bench unit kselftest clean

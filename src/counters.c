@@ -22,9 +22,11 @@
 #include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/workqueue.h>
 
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/kvm_statsfd.h>
 
 DEFINE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
@@ -260,6 +262,15 @@ void ks_vm_destroyed(struct kvm *kvm)
 		return;
 	ks_vm_uncache(vm);
 	queue_rcu_work(ks_wq, &vm->free_work);
+}
+
+unsigned int ks_object_size(const char *what)
+{
+	if (!strcmp(what, "vm_bytes"))
+		return kmem_cache_size(ks_vm_cache);
+	if (!strcmp(what, "vcpu_bytes"))
+		return kmem_cache_size(ks_vcpu_cache);
+	return ks_stats_file_size();
 }
 
 int ks_counters_init(void)

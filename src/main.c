@@ -17,6 +17,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
+#include <kvm_statsfd/bench.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
@@ -29,36 +30,78 @@ MODULE_PARM_DESC(mode,
 
 bool ks_superset = true;
 
-/* /sys/module/kvm_statsfd/objects/: live objects, for leak checks. */
+/*
+ * /sys/module/kvm_statsfd/objects/: live objects, for leak checks, and
+ * the bytes each one takes.
+ */
 static ssize_t ks_objects_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
+	const char *name = attr->attr.name;
 	atomic_long_t *n;
 
-	if (!strcmp(attr->attr.name, "vms"))
+	if (!strcmp(name, "vm_bytes") || !strcmp(name, "vcpu_bytes") ||
+	    !strcmp(name, "file_bytes"))
+		return sysfs_emit(buf, "%u\n", ks_object_size(name));
+	if (!strcmp(name, "vms"))
 		n = &ks_nr_vms;
-	else if (!strcmp(attr->attr.name, "vcpus"))
+	else if (!strcmp(name, "vcpus"))
 		n = &ks_nr_vcpus;
 	else
 		n = &ks_nr_files;
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(n));
 }
 
-static struct kobj_attribute ks_attr_vms = __ATTR(vms, 0444, ks_objects_show, NULL);
-static struct kobj_attribute ks_attr_vcpus = __ATTR(vcpus, 0444, ks_objects_show, NULL);
-static struct kobj_attribute ks_attr_files = __ATTR(files, 0444, ks_objects_show, NULL);
+#define KS_OBJECT_ATTR(_name) \
+	static struct kobj_attribute ks_attr_##_name = \
+		__ATTR(_name, 0444, ks_objects_show, NULL)
+
+KS_OBJECT_ATTR(vms);
+KS_OBJECT_ATTR(vcpus);
+KS_OBJECT_ATTR(files);
+KS_OBJECT_ATTR(vm_bytes);
+KS_OBJECT_ATTR(vcpu_bytes);
+KS_OBJECT_ATTR(file_bytes);
 
 static struct attribute *ks_object_attrs[] = {
 	&ks_attr_vms.attr,
 	&ks_attr_vcpus.attr,
 	&ks_attr_files.attr,
+	&ks_attr_vm_bytes.attr,
+	&ks_attr_vcpu_bytes.attr,
+	&ks_attr_file_bytes.attr,
 	NULL,
 };
 
 static const struct attribute_group ks_object_group = {
-	.name = "objects",
 	.attrs = ks_object_attrs,
 };
+
+/*
+ * A kobject of our own: attributes placed straight on the module's kobject
+ * would be called as module_attributes, with another signature.
+ */
+static struct kobject *ks_objects_kobj;
+
+static int ks_sysfs_init(void)
+{
+	int ret;
+
+	ks_objects_kobj = kobject_create_and_add("objects",
+						 &THIS_MODULE->mkobj.kobj);
+	if (!ks_objects_kobj)
+		return -ENOMEM;
+	ret = sysfs_create_group(ks_objects_kobj, &ks_object_group);
+	if (ret)
+		kobject_put(ks_objects_kobj);
+	return ret;
+}
+
+static void ks_sysfs_exit(void)
+{
+	sysfs_remove_group(ks_objects_kobj, &ks_object_group);
+	kobject_put(ks_objects_kobj);
+}
 
 static int __init kvm_statsfd_init(void)
 {
@@ -85,7 +128,7 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_stats_fd_init();
 	if (ret)
 		goto out_counters;
-	ret = sysfs_create_group(&THIS_MODULE->mkobj.kobj, &ks_object_group);
+	ret = ks_sysfs_init();
 	if (ret)
 		goto out_stats_fd;
 	ret = ks_hook_destroy_init();
@@ -94,20 +137,25 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_probes_init();
 	if (ret)
 		goto out_destroy;
-	ret = ks_hook_init();
+	ret = ks_bench_init();
 	if (ret)
 		goto out_probes;
+	ret = ks_hook_init();
+	if (ret)
+		goto out_bench;
 
 	pr_info("version %s loaded (%s stats, %s)\n", KVM_STATSFD_VERSION,
 		ks_superset ? "native and own" : "own", ks_exit_stat_name());
 	return 0;
 
+out_bench:
+	ks_bench_exit();
 out_probes:
 	ks_probes_exit();
 out_destroy:
 	ks_hook_destroy_exit();
 out_sysfs:
-	sysfs_remove_group(&THIS_MODULE->mkobj.kobj, &ks_object_group);
+	ks_sysfs_exit();
 out_stats_fd:
 	ks_stats_fd_exit();
 out_counters:
@@ -120,9 +168,10 @@ out_layout:
 static void __exit kvm_statsfd_exit(void)
 {
 	ks_hook_exit();
+	ks_bench_exit();
 	ks_probes_exit();
 	ks_hook_destroy_exit();
-	sysfs_remove_group(&THIS_MODULE->mkobj.kobj, &ks_object_group);
+	ks_sysfs_exit();
 	ks_stats_fd_exit();
 	ks_counters_exit();
 	ks_layout_exit();

@@ -244,6 +244,11 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 	return ks_stats_fd_create(sf, name);
 }
 
+unsigned int ks_stats_file_size(void)
+{
+	return kmem_cache_size(ks_file_cache);
+}
+
 int ks_stats_fd_init(void)
 {
 	ks_file_cache = KMEM_CACHE(ks_stats_file, SLAB_ACCOUNT);

@@ -131,5 +131,7 @@ void ks_counters_exit(void);
 
 /* Live object counts, for leak checks (sysfs). */
 extern atomic_long_t ks_nr_vms, ks_nr_vcpus, ks_nr_files;
+/* Bytes per object of "vm_bytes", "vcpu_bytes" or "file_bytes". */
+unsigned int ks_object_size(const char *what);
 
 #endif /* _KVM_STATSFD_COUNTERS_H */

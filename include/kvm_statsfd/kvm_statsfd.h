@@ -46,6 +46,9 @@ const char *ks_exit_stat_name(void);
 int ks_stats_fd_create_vm(struct kvm *kvm);
 int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu);
 
+/* Bytes of one open stats file's private state. */
+unsigned int ks_stats_file_size(void);
+
 int ks_stats_fd_init(void);
 void ks_stats_fd_exit(void);
 

@@ -10,7 +10,10 @@
 #   --module FILE.ko   add a module of ours to /lib/modules (repeatable)
 #   --tests DIR        copy DIR's executables to /tests
 #   --demo DIR         copy DIR to /demo
+#   --bench DIR        copy DIR's executables to /bench
 #   --bin FILE         add an executable to /bin (repeatable)
+#   --tree DIR         copy DIR/. into the root, merging directories
+#                      (repeatable; e.g. a QEMU with its libraries)
 set -euo pipefail
 
 root=$1 rel=$2 out=$3
@@ -64,7 +67,10 @@ while [ $# -gt 0 ]; do
 	--module) cp "$2" "$stage/lib/modules/"; shift 2 ;;
 	--tests) find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \; ; shift 2 ;;
 	--demo) cp -r "$2"/. "$stage/demo/"; shift 2 ;;
+	--bench) mkdir -p "$stage/bench"
+		find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/bench/" \; ; shift 2 ;;
 	--bin) cp "$2" "$stage/bin/"; shift 2 ;;
+	--tree) cp -a "$2"/. "$stage/"; shift 2 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 done

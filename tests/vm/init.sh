@@ -53,15 +53,23 @@ export KVM_STATSFD_KO=/lib/modules/kvm_statsfd.ko
 # Tests may unload and reload KVM here (never on a real host).
 export KS_KVM_MODULES=/lib/modules
 
-case "$mode" in
-test)
-	for t in /tests/*; do
+# Run every program in a directory, each framed for the host's judge.
+run_all() {
+	for t in "$1"/*; do
 		[ -x "$t" ] || continue
 		name=${t##*/}
 		say "@@ begin $name"
 		(cd /tmp && "$t") > $R 2>&1
 		say "@@ end $name rc=$?"
 	done
+}
+
+case "$mode" in
+test)
+	run_all /tests
+	;;
+bench)
+	run_all /bench
 	;;
 demo)
 	/demo/run-demo.sh > $R 2>&1

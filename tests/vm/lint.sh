@@ -31,6 +31,13 @@ while read -r series rel root; do
 	if grep -E '(warning|error):' "$out/build.log"; then
 		rc=1
 	fi
+	# The benchmark variant (make bench) adds src/bench.c.
+	rm -rf "$out-bench"
+	mirror_tree "$TOP" "$out-bench" Kbuild src include
+	if ! build_module "$rel" "$root" "$out-bench" W=1 C=1 \
+		KVM_STATSFD_BENCH=1 || grep -E '(warning|error):' "$out-bench/build.log"; then
+		rc=1
+	fi
 done < <(test_kernels)
 
 [ "$rc" = 0 ] && echo "lint: clean" >&2
