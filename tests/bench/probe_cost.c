@@ -20,6 +20,20 @@
 
 #define SYSFS "/sys/module/kvm_statsfd/bench/probe_cost"
 
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Also reports the module's memory per VM, per vCPU and per open fd. */
 int main(int argc, char **argv)
 {
 	unsigned long long iters = argc > 1 ? strtoull(argv[1], NULL, 0) : 200000;
@@ -66,6 +80,10 @@ int main(int argc, char **argv)
 	       r[0], (double)r[1] / r[0], (double)r[2] / r[0],
 	       (double)r[3] / r[0], (double)r[4] / r[0],
 	       (double)(r[1] - r[3]) / r[0], (double)r[5] / r[0]);
+	printf("bench: memory vm_bytes=%ld vcpu_bytes=%ld stats_fd_bytes=%ld\n",
+	       read_long("/sys/module/kvm_statsfd/objects/vm_bytes"),
+	       read_long("/sys/module/kvm_statsfd/objects/vcpu_bytes"),
+	       read_long("/sys/module/kvm_statsfd/objects/file_bytes"));
 	ks_vm_destroy(&vm);
 	if (loaded_here)
 		ks_module_unload();
