@@ -415,14 +415,16 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 	char what[32];
 	int i, ret, first = 0;
 
-	p->pidfd = sys_pidfd_open(p->pid);
+	if (p->pidfd < 0)
+		p->pidfd = sys_pidfd_open(p->pid);
 	if (p->pidfd < 0) {
 		ret = -errno;
 		set_err(p, "pid %d: pidfd_open: %s", (int)p->pid, explain(ret));
 		return ret;
 	}
 	/* With only_vcpu the VM-wide stats are not shown: do not ask. */
-	if (only_vcpu < 0 && (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
+	if (only_vcpu < 0 && !p->vm_open &&
+	    (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
 		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM");
 		p->vm_open = !ret;
 		first = ret;
@@ -430,7 +432,7 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 	for (i = 0; i < p->nr_vcpus; i++) {
 		struct vcpu_ref *v = &p->vcpus[i];
 
-		if (only_vcpu >= 0 && v->id != only_vcpu)
+		if ((only_vcpu >= 0 && v->id != only_vcpu) || v->open)
 			continue;
 		snprintf(what, sizeof(what), "vCPU %d", v->id);
 		ret = open_one(p, v->fdnum, v->stats_fdnum, &v->st, what);

@@ -44,6 +44,8 @@ int discover_vms(struct vm_proc **out, pid_t only_pid);
  * >= 0, and then not the VM's).  Never changes VM state: fds are duplicated, only ioctl
  * KVM_GET_STATS_FD and pread are used.  Returns 0 if everything opened,
  * else -errno with the first problem in p->err (partial results kept).
+ * May be called again (e.g. after adding vCPUs to p->vcpus): the pidfd
+ * and the stats already open are kept, only the others are tried.
  */
 int vm_open_stats(struct vm_proc *p, int only_vcpu);
 /* True once the VMM process has exited. */

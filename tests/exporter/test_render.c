@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit test of kvm-statsfd-exporter's rendering: crafted stats images
+ * (tests/unit/image.c) rendered to Prometheus text, checked line by line,
+ * by a small exposition checker (one HELP/TYPE per family, families
+ * contiguous, histogram buckets cumulative with increasing le, +Inf equal
+ * to _count, _sum present) and by `promtool check metrics`.
+ * Prints TAP; the last line is "N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "image.h"
+#include "metrics.h"
+#include "tap.h"
+
+#define T(x)	KVM_STATS_TYPE_##x
+#define U(x)	KVM_STATS_UNIT_##x
+#define B(x)	KVM_STATS_BASE_##x
+
+/* A vCPU file with one stat of each kind the exporter maps. */
+static const struct img_stat vcpu_stats[] = {
+	/* 0 */ { "exits",                T(CUMULATIVE) | U(NONE),     0,   1,    0, 0 },
+	/* 1 */ { "halt_wait_ns",         T(CUMULATIVE) | U(SECONDS), -9,   1,    8, 0 },
+	/* 2 */ { "halt_wait_hist",       T(LOG_HIST) | U(SECONDS),   -9,  32,   16, 0 },
+	/* 3 */ { "exit_latency_io_hist", T(LOG_HIST) | U(SECONDS),   -9,  32,  272, 0 },
+	/* 4 */ { "exit_reasons_svm",     T(LINEAR_HIST) | U(NONE),    0, 181,  528, 1 },
+	/* 5 */ { "blocking",             T(INSTANT) | U(BOOLEAN),     0,   1, 1976, 0 },
+	/* 6 */ { "max_mmu_rmap_size",    T(PEAK) | U(NONE),           0,   1, 1984, 0 },
+	/* 7 */ { "mem_kib",              T(INSTANT) | U(BYTES) | B(POW2), 10, 1, 1992, 0 },
+	/* 8 */ { "cycles",               T(CUMULATIVE) | U(CYCLES),   0,   1, 2000, 0 },
+	/* 9 */ { "userspace_exits",      T(LINEAR_HIST) | U(NONE),    0,   6, 2008, 1 },
+	/* 10 */ { "wide_hist",           T(LINEAR_HIST) | U(NONE),    0,   4, 2056, 4 },
+	/* 11 */ { "foo_ns",              T(CUMULATIVE) | U(SECONDS), -9,   1, 2088, 0 },
+	/* 12 */ { "foo_seconds",         T(CUMULATIVE) | U(SECONDS),  0,   1, 2096, 0 },
+	/* 13 */ { "lat_count",           T(INSTANT) | U(NONE),        0,   1, 2104, 0 },
+	/* 14 */ { "exit_latency_max_ns", T(PEAK) | U(SECONDS),       -9,   1, 2112, 0 },
+	/* 15 */ { "guest_ns",            T(CUMULATIVE) | U(SECONDS), -9,   1, 2120, 0 },
+};
+#define NVCPU	(sizeof(vcpu_stats) / sizeof(vcpu_stats[0]))
+
+static const struct img_stat vm_stats[] = {
+	{ "remote_tlb_flush", T(CUMULATIVE) | U(NONE), 0,   1,  0, 0 },
+	{ "pages_4k",         T(INSTANT) | U(NONE),    0,   1,  8, 0 },
+	{ "exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 181, 16, 1 },
+};
+#define NVM	(sizeof(vm_stats) / sizeof(vm_stats[0]))
+
+static void set_val(struct img *im, const struct img_stat *st, unsigned int j,
+		    uint64_t v)
+{
+	memcpy(im->buf + im->data_off + st->offset + 8 * j, &v, 8);
+}
+
+static void zero_stat(struct img *im, const struct img_stat *st)
+{
+	unsigned int j;
+
+	for (j = 0; j < st->size; j++)
+		set_val(im, st, j, 0);
+}
+
+static int load(struct kvmstats *s, const char *id, const struct img_stat *st,
+		unsigned int n, void (*fill)(struct img *im))
+{
+	struct img im;
+	int ret;
+
+	if (img_build(&im, id, 48, st, n, LAYOUT_UPSTREAM))
+		return -1;
+	if (fill)
+		fill(&im);
+	ret = kvmstats_parse(s, im.buf, im.len);
+	img_free(&im);
+	return ret;
+}
+
+/* vCPU 0 of VM 1: values chosen so every expected number is known. */
+static void fill_vcpu0(struct img *im)
+{
+	const struct img_stat *st = vcpu_stats;
+	unsigned int j;
+
+	set_val(im, &st[0], 0, 12345);
+	set_val(im, &st[1], 0, 1500000000ull);	/* 1.5 s */
+	/* halt_wait_hist: bucket j holds j observations (bucket 0: none). */
+	for (j = 0; j < 32; j++)
+		set_val(im, &st[2], j, j);
+	/* exit_latency_io_hist: buckets 0, 3 and 31 (the open-ended one). */
+	zero_stat(im, &st[3]);
+	set_val(im, &st[3], 0, 2);
+	set_val(im, &st[3], 3, 5);
+	set_val(im, &st[3], 31, 7);
+	zero_stat(im, &st[4]);
+	set_val(im, &st[4], 0x7b, 1000);	/* ioio */
+	set_val(im, &st[4], 0xb0, 3);	/* npf: SVM exit 0x400 is bucket 0xb0 */
+	set_val(im, &st[4], 180, 2);	/* other */
+	set_val(im, &st[5], 0, 1);
+	set_val(im, &st[6], 0, 17);
+	set_val(im, &st[7], 0, 4);	/* 4 KiB */
+	set_val(im, &st[8], 0, 999);
+	for (j = 0; j < 6; j++)
+		set_val(im, &st[9], j, 10 * j);
+	for (j = 0; j < 4; j++)
+		set_val(im, &st[10], j, 1);
+	set_val(im, &st[11], 0, 7);
+	set_val(im, &st[12], 0, 8);
+	set_val(im, &st[13], 0, 5);
+	set_val(im, &st[14], 0, 2500);	/* 2.5 us */
+	set_val(im, &st[15], 0, 3);	/* 3 ns */
+}
+
+/* Exit reasons all zero: the family for VM 2 has no samples of its own. */
+static void fill_zero_reasons(struct img *im)
+{
+	zero_stat(im, &vcpu_stats[4]);
+}
+
+static void fill_vm(struct img *im)
+{
+	zero_stat(im, &vm_stats[2]);
+	set_val(im, &vm_stats[2], 0x7b, 2000);
+}
+
+static char *render(const struct prom_vm *vms, unsigned int n,
+		    struct prom_result *res, int *ret)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	*ret = prom_render(f, vms, n, res);
+	fclose(f);
+	return out;
+}
+
+/* Does text contain exactly this line? */
+static int has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = text;
+
+	while ((p = strstr(p, line))) {
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static int count_prefix(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *p = text;
+	int c = 0;
+
+	while (p && *p) {
+		if (!strncmp(p, prefix, n))
+			c++;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return c;
+}
+
+static void expect(const char *text, const char *line)
+{
+	if (!ok(has_line(text, line), "line: %s", line))
+		tap_diag("not in the output");
+}
+
+/*
+ * The checks promtool 2.42 does not do.  Walks the exposition: HELP then
+ * TYPE once per family, a family's samples contiguous; for histograms,
+ * per series: le strictly increasing ending in +Inf, counts non-decreasing,
+ * +Inf == _count, a _sum.  Returns the number of problems (diagnosed).
+ */
+struct series {
+	char key[512];		/* labels without le */
+	double last_le, last_count, inf;
+	int has_inf, has_sum, has_count;
+	double count;
+};
+
+static int check_exposition(const char *text)
+{
+	char fam[256] = "", type[32] = "", seen[64][256], name[256], labels[512];
+	struct series ser[64];
+	int nser = 0, nseen = 0, bad = 0, i;
+	char *copy = strdup(text), *line, *save = NULL;
+
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "# HELP ", 7)) {
+			/* a new family: finish the histogram before it */
+			for (i = 0; i < nser; i++) {
+				if (!ser[i].has_inf || !ser[i].has_sum ||
+				    !ser[i].has_count || ser[i].inf != ser[i].count) {
+					tap_diag("%s{%s}: +Inf %d sum %d count %d (%g vs %g)",
+						 fam, ser[i].key, ser[i].has_inf,
+						 ser[i].has_sum, ser[i].has_count,
+						 ser[i].inf, ser[i].count);
+					bad++;
+				}
+			}
+			nser = 0;
+			sscanf(line + 7, "%255s", fam);
+			for (i = 0; i < nseen; i++)
+				if (!strcmp(seen[i], fam)) {
+					tap_diag("family %s appears twice", fam);
+					bad++;
+				}
+			if (nseen < 64)
+				strcpy(seen[nseen++], fam);
+			continue;
+		}
+		if (!strncmp(line, "# TYPE ", 7)) {
+			if (sscanf(line + 7, "%255s %31s", name, type) != 2 ||
+			    strcmp(name, fam)) {
+				tap_diag("TYPE %s without its HELP", name);
+				bad++;
+			}
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		{
+			char *brace = strchr(line, '{'), *sp = strrchr(line, ' ');
+			char *sfx, *le, key[512];
+			double v = strtod(sp + 1, NULL), lev;
+			size_t nl = brace ? (size_t)(brace - line) : (size_t)(sp - line);
+
+			snprintf(name, sizeof(name), "%.*s", (int)nl, line);
+			labels[0] = '\0';
+			if (brace)
+				snprintf(labels, sizeof(labels), "%.*s",
+					 (int)(sp - brace - 2), brace + 1);
+			if (strncmp(name, fam, strlen(fam))) {
+				tap_diag("sample %s outside its family (%s)", name, fam);
+				bad++;
+				continue;
+			}
+			if (strcmp(type, "histogram"))
+				continue;
+			sfx = name + strlen(fam);
+			/* labels minus le, which is always last */
+			snprintf(key, sizeof(key), "%s", labels);
+			le = strstr(key, ",le=\"");
+			lev = 0;
+			if (le) {
+				lev = !strncmp(le + 5, "+Inf", 4) ? INFINITY :
+					strtod(le + 5, NULL);
+				*le = '\0';
+			}
+			for (i = 0; i < nser; i++)
+				if (!strcmp(ser[i].key, key))
+					break;
+			if (i == nser) {
+				if (nser == 64)
+					continue;
+				memset(&ser[nser], 0, sizeof(ser[0]));
+				snprintf(ser[nser].key, sizeof(ser[0].key), "%s", key);
+				ser[nser].last_le = -INFINITY;
+				nser++;
+			}
+			if (!strcmp(sfx, "_bucket")) {
+				if (!le || lev <= ser[i].last_le || v < ser[i].last_count) {
+					tap_diag("%s{%s}: bucket not cumulative/increasing", fam, labels);
+					bad++;
+				}
+				ser[i].last_le = lev;
+				ser[i].last_count = v;
+				if (isinf(lev)) {
+					ser[i].has_inf = 1;
+					ser[i].inf = v;
+				}
+			} else if (!strcmp(sfx, "_sum")) {
+				ser[i].has_sum = 1;
+			} else if (!strcmp(sfx, "_count")) {
+				ser[i].has_count = 1;
+				ser[i].count = v;
+			} else {
+				tap_diag("histogram sample %s", name);
+				bad++;
+			}
+		}
+	}
+	for (i = 0; i < nser; i++)
+		if (!ser[i].has_inf || !ser[i].has_sum || !ser[i].has_count ||
+		    ser[i].inf != ser[i].count) {
+			tap_diag("%s{%s}: incomplete histogram", fam, ser[i].key);
+			bad++;
+		}
+	free(copy);
+	return bad;
+}
+
+/* Pipe text to `promtool check metrics`; its exit status, or -1. */
+static int promtool(const char *text, char *msg, size_t len)
+{
+	char tmpl[] = "/tmp/exporter-unit.XXXXXX", cmd[256];
+	FILE *f, *p;
+	int fd, st;
+	size_t n;
+
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", tmpl);
+	p = popen(cmd, "r");
+	if (!p) {
+		unlink(tmpl);
+		return -1;
+	}
+	n = fread(msg, 1, len - 1, p);
+	msg[n] = '\0';
+	st = pclose(p);
+	unlink(tmpl);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_format_double(void)
+{
+	char buf[40];
+
+	prom_format_double(1023 * 1e-9, buf, sizeof(buf));
+	ok(!strcmp(buf, "1.023e-06"), "format: 1023 ns = %s", buf);
+	prom_format_double(0.5, buf, sizeof(buf));
+	ok(!strcmp(buf, "0.5"), "format: 0.5 = %s", buf);
+	prom_format_double(3, buf, sizeof(buf));
+	ok(!strcmp(buf, "3"), "format: 3 = %s", buf);
+	prom_format_double(0.1 + 0.2, buf, sizeof(buf));
+	ok(strtod(buf, NULL) == 0.1 + 0.2, "format: 0.1+0.2 round-trips (%s)", buf);
+}
+
+static void test_names(void)
+{
+	struct kvmstats s;
+	char buf[256];
+	unsigned int i;
+	static const char *const want[] = {
+		"kvm_vcpu_exits_total", "kvm_vcpu_halt_wait_seconds_total",
+		"kvm_vcpu_halt_wait_seconds",
+		"kvm_vcpu_exit_latency_io_seconds_bucket_total",
+		"kvm_vcpu_exit_reasons_svm_total", "kvm_vcpu_blocking",
+		"kvm_vcpu_max_mmu_rmap_size", "kvm_vcpu_mem_bytes",
+		"kvm_vcpu_cycles_total", "kvm_vcpu_userspace_exits_bucket_total",
+		"kvm_vcpu_wide_bucket_total", "kvm_vcpu_foo_seconds_total",
+		"kvm_vcpu_foo_seconds_total", "kvm_vcpu_lat_count_value",
+		"kvm_vcpu_exit_latency_max_seconds", "kvm_vcpu_guest_seconds_total",
+	};
+
+	if (!ok(!load(&s, "kvm-1/vcpu-0", vcpu_stats, NVCPU, fill_vcpu0),
+		"names: image parses"))
+		return;
+	for (i = 0; i < NVCPU; i++) {
+		prom_family_name(&s, &s.descs[i], 1, buf, sizeof(buf));
+		ok(!strcmp(buf, want[i]), "name: %s -> %s", s.descs[i].name, buf);
+	}
+	prom_family_name(&s, &s.descs[0], 0, buf, sizeof(buf));
+	ok(!strcmp(buf, "kvm_vm_exits_total"), "name: VM exits -> %s", buf);
+	kvmstats_close(&s);
+}
+
+static void test_render(void)
+{
+	struct kvmstats v0, v1, vm, w0;
+	struct prom_vcpu vc1[] = { { "0", &v0 }, { "1", &v1 }, { "2", NULL } };
+	struct prom_vcpu vc2[] = { { "0", &w0 } };
+	struct prom_vm vms[] = {
+		{ "100", "g1", "qemu-system-x86", &vm, 3, vc1 },
+		{ "200", "we\"ird\\na\nme\xff", "demo-vm", NULL, 1, vc2 },
+	};
+	struct prom_result res;
+	char *out, msg[4096];
+	int ret, st;
+
+	if (load(&v0, "kvm-100/vcpu-0", vcpu_stats, NVCPU, fill_vcpu0) ||
+	    load(&v1, "kvm-100/vcpu-1", vcpu_stats, NVCPU, fill_vcpu0) ||
+	    load(&vm, "kvm-100", vm_stats, NVM, fill_vm) ||
+	    load(&w0, "kvm-200/vcpu-0", vcpu_stats, NVCPU, fill_zero_reasons)) {
+		ok(0, "render: images parse");
+		return;
+	}
+	out = render(vms, 2, &res, &ret);
+	ok(ret == 0, "render returns 0");
+
+	/* kvm_vm_info, escaping and invalid UTF-8 */
+	expect(out, "kvm_vm_info{pid=\"100\",name=\"g1\",comm=\"qemu-system-x86\"} 1");
+	expect(out, "kvm_vm_info{pid=\"200\",name=\"we\\\"ird\\\\na\\nme\xef\xbf\xbd\",comm=\"demo-vm\"} 1");
+
+	/* counters and gauges, scaled to base units */
+	expect(out, "# TYPE kvm_vcpu_exits_total counter");
+	expect(out, "kvm_vcpu_exits_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 12345");
+	expect(out, "kvm_vcpu_exits_total{pid=\"100\",name=\"g1\",vcpu=\"1\"} 12345");
+	ok(!strstr(out, "vcpu=\"2\""), "a vCPU without stats has no series");
+	expect(out, "# TYPE kvm_vcpu_halt_wait_seconds_total counter");
+	expect(out, "kvm_vcpu_halt_wait_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1.5");
+	expect(out, "kvm_vcpu_guest_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 3e-09");
+	expect(out, "# TYPE kvm_vcpu_blocking gauge");
+	expect(out, "kvm_vcpu_blocking{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1");
+	expect(out, "# TYPE kvm_vcpu_max_mmu_rmap_size gauge");
+	expect(out, "kvm_vcpu_max_mmu_rmap_size{pid=\"100\",name=\"g1\",vcpu=\"0\"} 17");
+	expect(out, "# TYPE kvm_vcpu_exit_latency_max_seconds gauge");
+	expect(out, "kvm_vcpu_exit_latency_max_seconds{pid=\"100\",name=\"g1\",vcpu=\"0\"} 2.5e-06");
+	expect(out, "kvm_vcpu_mem_bytes{pid=\"100\",name=\"g1\",vcpu=\"0\"} 4096");
+	expect(out, "kvm_vcpu_cycles_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 999");
+	expect(out, "kvm_vcpu_lat_count_value{pid=\"100\",name=\"g1\",vcpu=\"0\"} 5");
+	/* VM-wide stats: no vcpu label */
+	expect(out, "kvm_vm_remote_tlb_flush_total{pid=\"100\",name=\"g1\"} 1000");
+	expect(out, "kvm_vm_pages_4k{pid=\"100\",name=\"g1\"} 2000");
+	expect(out, "kvm_vm_exit_reasons_svm_total{pid=\"100\",name=\"g1\",reason=\"ioio\"} 2000");
+
+	/* exit reasons: by name, zeros left out */
+	expect(out, "# TYPE kvm_vcpu_exit_reasons_svm_total counter");
+	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"ioio\"} 1000");
+	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"npf\"} 3");
+	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"other\"} 2");
+	ok(count_prefix(out, "kvm_vcpu_exit_reasons_svm_total{") == 6,
+	   "exit reasons: 3 non-zero reasons x 2 vCPUs, none for the all-zero one");
+
+	/* histogram with an exact sum: halt_wait_hist + halt_wait_ns */
+	expect(out, "# TYPE kvm_vcpu_halt_wait_seconds histogram");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"0\"} 0");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1e-09\"} 1");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"3e-09\"} 3");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1.023e-06\"} 55");
+	/* buckets 0..30 are bounded (le up to 2^30-1 ns), 31 is open-ended */
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1.073741823\"} 465");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"+Inf\"} 496");
+	expect(out, "kvm_vcpu_halt_wait_seconds_count{pid=\"100\",name=\"g1\",vcpu=\"0\"} 496");
+	expect(out, "kvm_vcpu_halt_wait_seconds_sum{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1.5");
+	ok(count_prefix(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",") == 32,
+	   "histogram: 31 bounded buckets and +Inf");
+
+	/* no exact sum: cumulative bucket counters, not a histogram */
+	expect(out, "# TYPE kvm_vcpu_exit_latency_io_seconds_bucket_total counter");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"0\"} 2");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"3e-09\"} 2");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"7e-09\"} 7");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 14");
+	ok(!strstr(out, "exit_latency_io_seconds_sum") &&
+	   !strstr(out, "exit_latency_io_seconds_count"),
+	   "no _sum or _count is made up for a histogram without a companion total");
+	/* linear: bucket i of size b holds [i*b, (i+1)*b), so bound (i+1)*b-1 */
+	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"0\"} 0");
+	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"4\"} 100");
+	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 150");
+	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"3\"} 1");
+	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"11\"} 3");
+	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 4");
+
+	/* collisions: foo_ns and foo_seconds both want foo_seconds_total */
+	expect(out, "kvm_vcpu_foo_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 7e-09");
+	ok(count_prefix(out, "kvm_vcpu_foo_seconds_total{") == 3,
+	   "collision: only the first stat's series (3 vCPU files)");
+	ok(res.skipped == 3, "collision: counted as skipped, once per file (%u)",
+	   res.skipped);
+	ok(count_prefix(out, "# TYPE ") == (int)res.families &&
+	   count_prefix(out, "# HELP ") == (int)res.families,
+	   "one HELP and one TYPE per family (%u)", res.families);
+
+	ok(check_exposition(out) == 0,
+	   "exposition: families contiguous, histograms cumulative, +Inf == _count, _sum present");
+	st = promtool(out, msg, sizeof(msg));
+	if (!ok(st == 0, "promtool check metrics accepts the exposition (status %d)", st))
+		tap_diag("%s", msg);
+	if (getenv("EXPORTER_UNIT_DUMP"))
+		fputs(out, stderr);
+	free(out);
+
+	/* No VMs at all: empty output, still valid. */
+	out = render(NULL, 0, &res, &ret);
+	ok(ret == 0 && !*out && res.families == 0, "no VMs: nothing written");
+	free(out);
+
+	kvmstats_close(&v0);
+	kvmstats_close(&v1);
+	kvmstats_close(&vm);
+	kvmstats_close(&w0);
+}
+
+/* The checker must catch what promtool lets through. */
+static void test_checker(void)
+{
+	static const char bad_cum[] =
+		"# HELP h_seconds x\n# TYPE h_seconds histogram\n"
+		"h_seconds_bucket{le=\"1\"} 3\nh_seconds_bucket{le=\"+Inf\"} 2\n"
+		"h_seconds_sum 1\nh_seconds_count 2\n";
+	static const char bad_count[] =
+		"# HELP h_seconds x\n# TYPE h_seconds histogram\n"
+		"h_seconds_bucket{le=\"1\"} 1\nh_seconds_bucket{le=\"+Inf\"} 2\n"
+		"h_seconds_sum 1\nh_seconds_count 3\n";
+	static const char no_sum[] =
+		"# HELP h_seconds x\n# TYPE h_seconds histogram\n"
+		"h_seconds_bucket{le=\"+Inf\"} 2\nh_seconds_count 2\n";
+
+	tap_diag("the checker on broken input (diagnostics expected):");
+	ok(check_exposition(bad_cum) > 0, "checker: non-cumulative buckets caught");
+	ok(check_exposition(bad_count) > 0, "checker: +Inf != _count caught");
+	ok(check_exposition(no_sum) > 0, "checker: missing _sum caught");
+}
+
+int main(void)
+{
+	test_format_double();
+	test_names();
+	test_render();
+	test_checker();
+	return tap_done();
+}

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvm-statsfd-exporter, included by tools/Makefile (same O, CC, CFLAGS).
+#
+#   $(O)/kvm-statsfd-exporter     linked dynamically, for this machine
+#   $(O)/exporter-guest/          (STATIC=1, or `make exporter-guest`) the
+#                                 exporter for the busybox test guest, with
+#                                 the shared libraries and the loader it
+#                                 needs, all to go to the guest's /bin
+#
+# libmicrohttpd cannot be linked statically on Debian: its libmicrohttpd.a
+# needs GnuTLS, and `pkg-config --static --libs libmicrohttpd` then wants
+# libp11-kit.a, which Debian does not ship (Documentation/exporter.rst).
+# So under STATIC=1 the exporter stays dynamic and the guest gets the
+# libraries: the guest build's ELF interpreter is /bin/ld-linux-x86-64.so.2
+# and it finds its libraries next to itself ($ORIGIN).
+
+EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c
+EXP_OBJS := $(EXP_SRCS:%.c=$(O)/obj/%.o)
+# The one discovery implementation, shared with kvm-statsfd.
+EXP_SHARED := $(O)/obj/kvm-statsfd/discover.o
+EXP := $(O)/kvm-statsfd-exporter
+EXP_GUEST_DIR := $(O)/exporter-guest
+EXP_GUEST := $(EXP_GUEST_DIR)/kvm-statsfd-exporter
+
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
+EXP_LDFLAGS := $(filter-out -static,$(LDFLAGS))
+
+all: $(EXP)
+ifeq ($(STATIC),1)
+all: exporter-guest
+endif
+
+.PHONY: exporter-guest install-exporter
+install: install-exporter
+
+$(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd $(MHD_CFLAGS)
+
+$(EXP): $(EXP_OBJS) $(EXP_SHARED) $(LIB)
+	$(CC) $(EXP_LDFLAGS) -o $@ $(EXP_OBJS) $(EXP_SHARED) $(LIB) $(MHD_LIBS) $(LDLIBS)
+
+exporter-guest: $(EXP_GUEST)
+
+$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(EXP_SHARED) $(LIB) exporter/guest-libs.sh
+	@rm -rf $(EXP_GUEST_DIR) && mkdir -p $(EXP_GUEST_DIR)
+	$(CC) $(EXP_LDFLAGS) -Wl,--dynamic-linker=/bin/ld-linux-x86-64.so.2 \
+		-Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(EXP_SHARED) $(LIB) \
+		$(MHD_LIBS) $(LDLIBS)
+	sh exporter/guest-libs.sh $(EXP) $(EXP_GUEST_DIR)
+	mv $@.tmp $@
+
+install-exporter: $(EXP)
+	install -D -m 0755 $(EXP) $(DESTDIR)$(PREFIX)/sbin/kvm-statsfd-exporter
+
+-include $(EXP_OBJS:.o=.d)

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KVM stats -> Prometheus text exposition format 0.0.4.
+ *
+ * Every descriptor of every VM and vCPU file becomes a member of one metric
+ * family; families are collected first (the format wants each family's
+ * samples together under one HELP and TYPE), then written.  The mapping
+ * (Documentation/exporter.rst):
+ *
+ *   cumulative              counter    kvm_{vm,vcpu}_<stem><unit>_total
+ *   instant, peak           gauge      kvm_{vm,vcpu}_<stem><unit>
+ *   exit-reason histogram   counter    kvm_{vm,vcpu}_<name>_total{reason=}
+ *   histogram with an       histogram  kvm_{vm,vcpu}_<stem><unit>
+ *     exact companion sum              (_bucket{le=}, _sum, _count)
+ *   other histograms        counter    kvm_{vm,vcpu}_<stem><unit>_bucket_total
+ *                                      {bound=}, cumulative like le
+ *
+ * <unit> is _seconds, _bytes or _cycles, values are scaled to that base
+ * unit; a unit suffix already in the stat's name (_ns, _kib) is replaced.
+ * Nothing approximate is ever written: a histogram gets a _sum only from
+ * a stat that is exactly the sum of its observations (KVM's X_hist/X_ns
+ * pairs), and bucket bounds are exact for integer observations.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+#define NAME_MAX_LEN	256
+
+enum kind {
+	K_INFO,		/* kvm_vm_info */
+	K_COUNTER,
+	K_GAUGE,
+	K_REASONS,	/* exit-reason histogram as a counter by reason */
+	K_HIST,		/* histogram with an exact _sum */
+	K_BUCKETS,	/* histogram without one: cumulative bucket counters */
+};
+
+struct member {
+	const struct prom_vm *vm;
+	const char *vcpu;		/* NULL for VM stats */
+	const struct kvmstats *s;
+	const struct kvmstats_desc *d;
+	const struct kvmstats_desc *sum;	/* K_HIST companion */
+};
+
+struct family {
+	char name[NAME_MAX_LEN];
+	enum kind kind;
+	const char *src;		/* stat name it was made for */
+	int vcpu;
+	struct member *m;
+	unsigned int nr, cap;
+};
+
+struct table {
+	struct family *f;
+	unsigned int nr, cap;
+	unsigned int *hash;		/* family index + 1, 0 = empty */
+	unsigned int hcap;		/* power of 2 */
+};
+
+struct mapping {
+	char name[NAME_MAX_LEN];
+	enum kind kind;
+	const struct kvmstats_desc *sum;
+};
+
+/* --- names ---------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* Strip the first of suffixes that s ends with, leaving at least 1 char. */
+static void strip_one(char *s, const char *const *suffixes)
+{
+	size_t n = strlen(s), m;
+
+	for (; *suffixes; suffixes++) {
+		m = strlen(*suffixes);
+		if (n > m && !strcmp(s + n - m, *suffixes)) {
+			s[n - m] = '\0';
+			return;
+		}
+	}
+}
+
+static const char *const time_sfx[] = {
+	"_nanoseconds", "_microseconds", "_milliseconds", "_seconds",
+	"_nsec", "_usec", "_msec", "_sec", "_ns", "_us", "_ms", "_s", NULL,
+};
+static const char *const byte_sfx[] = {
+	"_bytes", "_kib", "_mib", "_gib", "_kb", "_mb", "_gb", "_b", NULL,
+};
+static const char *const cycle_sfx[] = { "_cycles", NULL };
+
+/* KVM names are [a-z0-9_]; anything else becomes '_'. */
+static void sanitize(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < len; i++) {
+		char c = in[i];
+
+		out[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9')) ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+static const char *unit_suffix(const struct kvmstats_desc *d)
+{
+	switch (d->unit) {
+	case KVM_STATS_UNIT_SECONDS:
+		return "_seconds";
+	case KVM_STATS_UNIT_BYTES:
+		return "_bytes";
+	case KVM_STATS_UNIT_CYCLES:
+		return "_cycles";
+	default:
+		return "";
+	}
+}
+
+/* The stat's name without its unit suffix (and "_hist" for histograms). */
+static void stem_of(const struct kvmstats_desc *d, char *stem, size_t len)
+{
+	static const char *const hist_sfx[] = { "_hist", NULL };
+
+	sanitize(d->name, stem, len);
+	if (kvmstats_is_hist(d))
+		strip_one(stem, hist_sfx);
+	switch (d->unit) {
+	case KVM_STATS_UNIT_SECONDS:
+		strip_one(stem, time_sfx);
+		break;
+	case KVM_STATS_UNIT_BYTES:
+		strip_one(stem, byte_sfx);
+		break;
+	case KVM_STATS_UNIT_CYCLES:
+		strip_one(stem, cycle_sfx);
+		break;
+	}
+}
+
+/*
+ * KVM keeps the sum of a time histogram X_hist's observations in the
+ * cumulative stat X_ns (halt_wait_hist/halt_wait_ns, exit_latency_hist/
+ * exit_latency_ns): the same value is added to both.  Only such a pair
+ * gives a histogram its _sum.
+ */
+static const struct kvmstats_desc *find_sum(const struct kvmstats *s,
+					    const struct kvmstats_desc *d)
+{
+	const struct kvmstats_desc *c;
+	char want[NAME_MAX_LEN];
+	size_t n = strlen(d->name);
+
+	if (d->unit != KVM_STATS_UNIT_SECONDS || n <= 5 ||
+	    !ends_with(d->name, "_hist") || n - 5 + 4 > sizeof(want))
+		return NULL;
+	memcpy(want, d->name, n - 5);
+	strcpy(want + n - 5, "_ns");
+	c = kvmstats_find(s, want);
+	if (!c || c->type != KVM_STATS_TYPE_CUMULATIVE || c->size != 1 ||
+	    c->unit != KVM_STATS_UNIT_SECONDS)
+		return NULL;
+	return c;
+}
+
+static int map_stat(const struct kvmstats *s, const struct kvmstats_desc *d,
+		    int vcpu, struct mapping *m)
+{
+	char stem[NAME_MAX_LEN - 32];
+	const char *tail = "", *unit;
+	int n;
+
+	if (!d->size || !d->name[0])
+		return -1;
+	m->sum = NULL;
+	if (kvmstats_exit_reason_kind(d) != KVMSTATS_EXIT_NONE) {
+		sanitize(d->name, stem, sizeof(stem));
+		m->kind = K_REASONS;
+		n = snprintf(m->name, sizeof(m->name), "kvm_%s_%s_total",
+			     vcpu ? "vcpu" : "vm", stem);
+		return n < (int)sizeof(m->name) ? n : -1;
+	}
+	stem_of(d, stem, sizeof(stem));
+	switch (d->type) {
+	case KVM_STATS_TYPE_CUMULATIVE:
+		m->kind = K_COUNTER;
+		tail = "_total";
+		break;
+	case KVM_STATS_TYPE_INSTANT:
+	case KVM_STATS_TYPE_PEAK:
+		m->kind = K_GAUGE;
+		break;
+	case KVM_STATS_TYPE_LINEAR_HIST:
+	case KVM_STATS_TYPE_LOG_HIST:
+		m->sum = find_sum(s, d);
+		m->kind = m->sum ? K_HIST : K_BUCKETS;
+		tail = m->sum ? "" : "_bucket_total";
+		break;
+	default:
+		return -1;	/* a type this reader does not know */
+	}
+	unit = unit_suffix(d);
+	if (*unit && !strcmp(stem, unit + 1))
+		unit = "";	/* a stat called just "cycles" */
+	n = snprintf(m->name, sizeof(m->name), "kvm_%s_%s%s", vcpu ? "vcpu" : "vm",
+		     stem, unit);
+	if (n >= (int)sizeof(m->name) - 16)
+		return -1;
+	/* Suffixes the format reserves for histograms and summaries. */
+	if (m->kind == K_GAUGE && (ends_with(m->name, "_count") ||
+				   ends_with(m->name, "_sum") ||
+				   ends_with(m->name, "_bucket")))
+		tail = "_value";
+	if (m->kind == K_COUNTER && ends_with(m->name, "_total"))
+		tail = "";
+	strcat(m->name, tail);
+	return (int)strlen(m->name);
+}
+
+int prom_family_name(const struct kvmstats *s, const struct kvmstats_desc *d,
+		     int vcpu, char *buf, size_t len)
+{
+	struct mapping m;
+	int n = map_stat(s, d, vcpu, &m);
+
+	if (n < 0)
+		return -1;
+	snprintf(buf, len, "%s", m.name);
+	return n;
+}
+
+/* --- the family table ------------------------------------------------------ */
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static struct family *lookup(struct table *t, const char *name)
+{
+	uint32_t i;
+
+	if (!t->hcap)
+		return NULL;
+	for (i = hash_str(name) & (t->hcap - 1); t->hash[i];
+	     i = (i + 1) & (t->hcap - 1))
+		if (!strcmp(t->f[t->hash[i] - 1].name, name))
+			return &t->f[t->hash[i] - 1];
+	return NULL;
+}
+
+static void hash_insert(unsigned int *h, unsigned int hcap, const char *name,
+			unsigned int idx)
+{
+	uint32_t i;
+
+	for (i = hash_str(name) & (hcap - 1); h[i]; i = (i + 1) & (hcap - 1))
+		;
+	h[i] = idx + 1;
+}
+
+static int rehash(struct table *t, unsigned int hcap)
+{
+	unsigned int *h = calloc(hcap, sizeof(*h)), k;
+
+	if (!h)
+		return -ENOMEM;
+	for (k = 0; k < t->nr; k++)
+		hash_insert(h, hcap, t->f[k].name, k);
+	free(t->hash);
+	t->hash = h;
+	t->hcap = hcap;
+	return 0;
+}
+
+static struct family *add_family(struct table *t, const char *name,
+				 enum kind kind, const char *src, int vcpu)
+{
+	struct family *f;
+
+	if (t->nr == t->cap) {
+		unsigned int cap = t->cap ? 2 * t->cap : 64;
+
+		f = realloc(t->f, cap * sizeof(*f));
+		if (!f)
+			return NULL;
+		t->f = f;
+		t->cap = cap;
+	}
+	/* Keep the hash at most half full. */
+	if ((t->nr + 1) * 2 > t->hcap && rehash(t, t->hcap ? 2 * t->hcap : 128))
+		return NULL;
+	f = &t->f[t->nr];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->kind = kind;
+	f->src = src;
+	f->vcpu = vcpu;
+	hash_insert(t->hash, t->hcap, f->name, t->nr++);
+	return f;
+}
+
+static int add_member(struct family *f, const struct member *m)
+{
+	if (f->nr == f->cap) {
+		unsigned int cap = f->cap ? 2 * f->cap : 8;
+		struct member *nm = realloc(f->m, cap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		f->m = nm;
+		f->cap = cap;
+	}
+	f->m[f->nr++] = *m;
+	return 0;
+}
+
+static void free_table(struct table *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr; i++)
+		free(t->f[i].m);
+	free(t->f);
+	free(t->hash);
+}
+
+/* Would a new family `name` of `kind` clash with a histogram's series? */
+static int reserved_clash(struct table *t, const char *name, enum kind kind)
+{
+	static const char *const sfx[] = { "_bucket", "_sum", "_count" };
+	char buf[NAME_MAX_LEN + 8];
+	struct family *f;
+	size_t n = strlen(name), m;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		if (kind == K_HIST) {
+			snprintf(buf, sizeof(buf), "%s%s", name, sfx[i]);
+			if (lookup(t, buf))
+				return 1;
+		}
+		m = strlen(sfx[i]);
+		if (n > m && !strcmp(name + n - m, sfx[i])) {
+			memcpy(buf, name, n - m);
+			buf[n - m] = '\0';
+			f = lookup(t, buf);
+			if (f && f->kind == K_HIST)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int collect_file(struct table *t, const struct prom_vm *vm,
+			const char *vcpu, const struct kvmstats *s,
+			struct prom_result *res)
+{
+	struct member mem = { .vm = vm, .vcpu = vcpu, .s = s };
+	struct mapping m;
+	struct family *f;
+	unsigned int i;
+
+	for (i = 0; i < s->num_desc; i++) {
+		mem.d = &s->descs[i];
+		if (map_stat(s, mem.d, vcpu != NULL, &m) < 0) {
+			res->skipped++;
+			continue;
+		}
+		mem.sum = m.sum;
+		f = lookup(t, m.name);
+		if (!f) {
+			if (reserved_clash(t, m.name, m.kind)) {
+				res->skipped++;
+				continue;
+			}
+			f = add_family(t, m.name, m.kind, mem.d->name,
+				       vcpu != NULL);
+			if (!f)
+				return -ENOMEM;
+		} else if (f->kind != m.kind || strcmp(f->src, mem.d->name)) {
+			/* Another stat (or type) already has this name. */
+			res->skipped++;
+			continue;
+		}
+		if (add_member(f, &mem))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- writing --------------------------------------------------------------- */
+
+void prom_format_double(double v, char *buf, size_t len)
+{
+	int p;
+
+	for (p = 1; p < 17; p++) {
+		snprintf(buf, len, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, len, "%.17g", v);
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* A label value: escaped, invalid UTF-8 replaced by U+FFFD. */
+static void put_label_value(FILE *f, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)(v ? v : "");
+	int n;
+
+	while (*s) {
+		if (*s == '\\' || *s == '"') {
+			fputc('\\', f);
+			fputc(*s++, f);
+		} else if (*s == '\n') {
+			fputs("\\n", f);
+			s++;
+		} else if ((n = utf8_len(s))) {
+			fwrite(s, 1, n, f);
+			s += n;
+		} else {
+			fputs("\xef\xbf\xbd", f);
+			s++;
+		}
+	}
+}
+
+static void put_labels(FILE *f, const struct member *m, const char *key,
+		       const char *val)
+{
+	fputs("{pid=\"", f);
+	put_label_value(f, m->vm->pid);
+	fputs("\",name=\"", f);
+	put_label_value(f, m->vm->name);
+	if (m->vcpu) {
+		fputs("\",vcpu=\"", f);
+		put_label_value(f, m->vcpu);
+	}
+	if (key) {
+		fprintf(f, "\",%s=\"", key);
+		put_label_value(f, val);
+	}
+	fputs("\"}", f);
+}
+
+/*
+ * raw in the stat's base unit, rounded once: 3 ns is 3 / 1e9 (the double
+ * nearest 3e-9), not 3 * 1e-9 (which is not).  Powers of ten up to 1e22
+ * are exact doubles, powers of two always are.
+ */
+static double scaled(uint64_t raw, const struct kvmstats_desc *d)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+	};
+	int e = d->exponent;
+
+	if (d->unit == KVM_STATS_UNIT_BOOLEAN || !e)
+		return (double)raw;
+	if (d->base == KVM_STATS_BASE_POW2)
+		return ldexp((double)raw, e);
+	if (e < 0 && e >= -22)
+		return (double)raw / p10[-e];
+	if (e > 0 && e <= 22)
+		return (double)raw * p10[e];
+	return (double)raw * kvmstats_scale(d);
+}
+
+/* Integers as integers (exact beyond 2^53 too); scaled values as doubles. */
+static void put_value(FILE *f, uint64_t raw, const struct kvmstats_desc *d)
+{
+	char buf[40];
+
+	if (!d || d->unit == KVM_STATS_UNIT_BOOLEAN || !d->exponent) {
+		fprintf(f, " %llu\n", (unsigned long long)raw);
+	} else {
+		prom_format_double(scaled(raw, d), buf, sizeof(buf));
+		fprintf(f, " %s\n", buf);
+	}
+}
+
+static void sample(FILE *f, struct prom_result *res, const char *name,
+		   const char *sfx, const struct member *m, const char *key,
+		   const char *val, uint64_t raw, const struct kvmstats_desc *d)
+{
+	fputs(name, f);
+	fputs(sfx, f);
+	put_labels(f, m, key, val);
+	put_value(f, raw, d);
+	res->samples++;
+}
+
+static int sum_buckets(const struct member *m, uint64_t *total)
+{
+	unsigned int i;
+
+	*total = 0;
+	for (i = 0; i < m->d->size; i++)
+		if (__builtin_add_overflow(*total, kvmstats_value(m->s, m->d, i),
+					   total))
+			return -1;
+	return 0;
+}
+
+/*
+ * Histogram buckets, cumulative.  KVM bucket i holds integer observations
+ * in [lo, hi), i.e. <= hi - 1: that is the exact `le` bound.  The last
+ * bucket is open-ended and only counts towards +Inf; bounds too large to
+ * tell apart as doubles are merged into the next bucket.
+ */
+static void write_buckets(FILE *f, struct prom_result *res,
+			  const struct family *fam, const struct member *m,
+			  const char *key, const char *sfx)
+{
+	double le, prev = -1.0;
+	uint64_t lo, hi, cum = 0;
+	char bound[40];
+	unsigned int i;
+
+	for (i = 0; i < m->d->size; i++) {
+		cum += kvmstats_value(m->s, m->d, i);
+		if (kvmstats_bucket_range(m->d, i, &lo, &hi) || hi == UINT64_MAX)
+			continue;
+		le = scaled(hi - 1, m->d);
+		if (le <= prev)
+			continue;
+		prev = le;
+		prom_format_double(le, bound, sizeof(bound));
+		sample(f, res, fam->name, sfx, m, key, bound, cum, NULL);
+	}
+	sample(f, res, fam->name, sfx, m, key, "+Inf", cum, NULL);
+}
+
+static void write_member(FILE *f, struct prom_result *res,
+			 const struct family *fam, const struct member *m)
+{
+	char label[48];
+	uint64_t v, total;
+	unsigned int i;
+
+	switch (fam->kind) {
+	case K_INFO:
+		fputs(fam->name, f);
+		fputs("{pid=\"", f);
+		put_label_value(f, m->vm->pid);
+		fputs("\",name=\"", f);
+		put_label_value(f, m->vm->name);
+		fputs("\",comm=\"", f);
+		put_label_value(f, m->vm->comm);
+		fputs("\"} 1\n", f);
+		res->samples++;
+		break;
+	case K_COUNTER:
+	case K_GAUGE:
+		for (i = 0; i < m->d->size; i++) {
+			snprintf(label, sizeof(label), "%u", i);
+			sample(f, res, fam->name, "", m,
+			       m->d->size > 1 ? "index" : NULL, label,
+			       kvmstats_value(m->s, m->d, i), m->d);
+		}
+		break;
+	case K_REASONS:
+		for (i = 0; i < m->d->size; i++) {
+			v = kvmstats_value(m->s, m->d, i);
+			if (!v)
+				continue;
+			kvmstats_exit_reason_name(m->d, i, label, sizeof(label));
+			sample(f, res, fam->name, "", m, "reason", label, v, NULL);
+		}
+		break;
+	case K_HIST:
+		if (sum_buckets(m, &total))
+			break;	/* a count we cannot state exactly */
+		write_buckets(f, res, fam, m, "le", "_bucket");
+		sample(f, res, fam->name, "_sum", m, NULL, NULL,
+		       kvmstats_value(m->s, m->sum, 0), m->sum);
+		sample(f, res, fam->name, "_count", m, NULL, NULL, total, NULL);
+		break;
+	case K_BUCKETS:
+		if (!sum_buckets(m, &total))
+			write_buckets(f, res, fam, m, "bound", "");
+		break;
+	}
+}
+
+/* Whether write_member() writes anything for m. */
+static int member_has_samples(const struct family *fam, const struct member *m)
+{
+	uint64_t total;
+	unsigned int i;
+
+	switch (fam->kind) {
+	case K_REASONS:
+		for (i = 0; i < m->d->size; i++)
+			if (kvmstats_value(m->s, m->d, i))
+				return 1;
+		return 0;
+	case K_HIST:
+	case K_BUCKETS:
+		return !sum_buckets(m, &total);
+	default:
+		return 1;
+	}
+}
+
+static void put_help_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void write_help(FILE *f, const struct family *fam)
+{
+	const struct member *m = &fam->m[0];
+	const struct kvmstats_desc *d = m->d;
+	const char *who = fam->vcpu ? "vCPU" : "VM";
+	static const char *const types[] = {
+		[K_INFO] = "gauge", [K_COUNTER] = "counter", [K_GAUGE] = "gauge",
+		[K_REASONS] = "counter", [K_HIST] = "histogram",
+		[K_BUCKETS] = "counter",
+	};
+	char unit[96] = "";
+
+	fprintf(f, "# HELP %s ", fam->name);
+	if (fam->kind == K_INFO) {
+		fputs("A VMM process holding a KVM VM: its pid, guest name (QEMU -name, empty if none) and process name; always 1.\n",
+		      f);
+		fprintf(f, "# TYPE %s gauge\n", fam->name);
+		return;
+	}
+	if (d->unit != KVM_STATS_UNIT_NONE || d->exponent)
+		snprintf(unit, sizeof(unit), ", unit %s, %s exponent %d%s",
+			 kvmstats_unit_name(d->unit),
+			 d->base == KVM_STATS_BASE_POW2 ? "base 2" : "base 10",
+			 d->exponent,
+			 d->exponent && *unit_suffix(d) ? ", scaled to the base unit" : "");
+	fputs("KVM ", f);
+	fputs(who, f);
+	fputs(" stat ", f);
+	put_help_text(f, d->name);
+	fprintf(f, " (%s%s)", kvmstats_type_name(d->type), unit);
+	switch (fam->kind) {
+	case K_REASONS:
+		fputs(": exits by hardware exit reason, non-zero reasons only", f);
+		break;
+	case K_HIST:
+		fputs(" with _sum from ", f);
+		put_help_text(f, m->sum->name);
+		break;
+	case K_BUCKETS:
+		fputs(": cumulative count of observations <= bound; no exact sum exists, so not a histogram",
+		      f);
+		break;
+	default:
+		break;
+	}
+	fprintf(f, ".\n# TYPE %s %s\n", fam->name, types[fam->kind]);
+}
+
+int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
+		struct prom_result *res)
+{
+	struct table t = { 0 };
+	struct family *info;
+	unsigned int i, k;
+	int ret = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	/* kvm_vm_info first: a VM stat called "info" cannot take its name. */
+	info = add_family(&t, "kvm_vm_info", K_INFO, "", 0);
+	if (!info)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct member m = { .vm = &vms[i] };
+
+		if (add_member(&t.f[0], &m))
+			goto out;
+		if (vms[i].vm && collect_file(&t, &vms[i], NULL, vms[i].vm, res))
+			goto out;
+		for (k = 0; k < vms[i].nr_vcpus; k++)
+			if (vms[i].vcpus[k].st &&
+			    collect_file(&t, &vms[i], vms[i].vcpus[k].id,
+					 vms[i].vcpus[k].st, res))
+				goto out;
+	}
+	for (i = 0; i < t.nr; i++) {
+		struct family *fam = &t.f[i];
+
+		for (k = 0; k < fam->nr; k++)
+			if (member_has_samples(fam, &fam->m[k]))
+				break;
+		if (k == fam->nr)
+			continue;
+		write_help(f, fam);
+		res->families++;
+		for (; k < fam->nr; k++)
+			write_member(f, res, fam, &fam->m[k]);
+	}
+	ret = 0;
+out:
+	free_table(&t);
+	return ret;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The exporter's VMs: stats fds kept open between scrapes, a /proc rescan
+ * per scrape for new VMs, and closing the fds of VMs that went away.
+ */
+#ifndef KVM_EXPORTER_STATE_H
+#define KVM_EXPORTER_STATE_H
+
+#include <stdio.h>
+
+#include "discover.h"
+
+struct vm_entry {
+	struct vm_proc p;	/* from discover_vms(); owns its fds */
+	char pid[16];		/* label value */
+	int reported;		/* p.err already printed */
+};
+
+struct exporter {
+	struct vm_entry *vms;	/* sorted by pid */
+	unsigned int nr;
+	int verbose;
+	unsigned long errors;	/* stats fds not opened or not read */
+};
+
+/*
+ * One scrape: close the stats of VMs whose VMM exited, rescan /proc once,
+ * open stats for new VMs and vCPUs, read every stats fd once (one pread
+ * each) and write the exposition to f.  Returns 0 or -errno (then f may
+ * hold a partial exposition and should not be served).
+ */
+int exporter_scrape(struct exporter *e, FILE *f);
+
+/* Close and forget the VMs whose VMM exited (pidfd readable).  Returns how many. */
+unsigned int exporter_reap(struct exporter *e);
+
+/* Close everything. */
+void exporter_free(struct exporter *e);
+
+#endif
