@@ -1,0 +1,489 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side test: QEMU's QMP query-stats with and without kvm_statsfd.ko
+# (busybox sh).  Prints TAP.  Needs root, /dev/kvm, Debian's QEMU 7.2 as
+# collected by collect-qemu.sh ($QEMU, default /opt/qemu/qemu-system-x86_64),
+# ks-qmp in PATH ($KS_QMP) and kvm_statsfd.ko at $KVM_STATSFD_KO.
+#
+# Twice, first without the module, then with it, one QEMU (q35, 2 vCPUs,
+# no devices, SeaBIOS) is started paused (-S) and asked over QMP for
+# query-stats-schemas and query-stats of target "vm" and "vcpu" (also with
+# the "providers" and "vcpus" filters); then it runs SeaBIOS (which finds
+# nothing to boot) for a few seconds, is stopped with "stop", and asked
+# again.  While the VM is stopped every counter is still, so equalities
+# between stats are exact.
+#
+#  - without the module: the native stats only, every one of the schema,
+#    and none of the module's;
+#  - with the module: the native stats first, as before (same schema lines,
+#    same order), then the module's with the types QEMU 7.2 shows
+#    (exit_reasons_svm linear-histogram, exit_latency_hist log2-histogram,
+#    guest_ns cumulative seconds, vcpus instant...); per vCPU the total of
+#    exit_reasons_svm is the native "exits", the VM's histogram is the sum
+#    of its vCPUs', the I/O and MSR exit counts match their buckets.
+# The module is left loaded at the end only if it was loaded at the start.
+
+PATH=$PATH:/bin:/sbin:$(dirname "$0")
+export PATH
+QEMU=${QEMU:-/opt/qemu/qemu-system-x86_64}
+QMP=${KS_QMP:-ks-qmp}
+KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
+RUN_SECONDS=${KS_QEMU_RUN_SECONDS:-3}
+T=$(mktemp -d /tmp/ksqemu.XXXXXX)
+SOCK=$T/qmp.sock
+n=0
+failed=0
+qpid=
+was_loaded=0
+grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
+
+# Names of every stat the module adds (exit_reasons_vmx on Intel hosts).
+MODULE_STATS="exit_reasons_svm exit_reasons_vmx exit_latency_hist
+exit_latency_ns exit_latency_max_ns exit_latency_io_hist exit_latency_npf_hist
+exit_latency_msr_hist exit_latency_hlt_hist exit_latency_intr_hist guest_ns
+userspace_exits io_in_exits io_out_exits msr_read_exits msr_write_exits
+mmio_reads mmio_writes in_guest vcpus"
+# exit_reasons_svm buckets (Documentation/exit-reasons.rst).
+SVM_BUCKETS=181
+SVM_IOIO=123
+SVM_MSR=124
+KVM_EXIT_IO=2
+
+ok() {	# ok STATUS NAME [DIAG...]
+	st=$1 name=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		failed=$((failed + 1))
+		for l in "$@"; do echo "# $l"; done
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+# check NAME CMD...: one case from a command's status; its output is the
+# diagnostic on failure.
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		ok 0 "$name"
+	else
+		ok 1 "$name"
+		printf '%s\n' "$out" | head -n 20 | sed 's/^/# /'
+	fi
+}
+
+qmp() {	# qmp [-s|-S|-f KEYS] COMMAND_JSON...
+	case "$1" in
+	-s | -S) "$QMP" -t 30 "$1" "$SOCK" "$2" ;;
+	-f) "$QMP" -t 30 -f "$2" "$SOCK" "$3" ;;
+	*) "$QMP" -t 30 "$SOCK" "$@" ;;
+	esac
+}
+
+stop_qemu() {
+	[ -n "$qpid" ] || return 0
+	qmp '{"execute":"quit"}' > /dev/null 2>&1
+	i=0
+	while kill -0 "$qpid" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$qpid" 2>/dev/null
+	wait "$qpid" 2>/dev/null
+	qpid=
+}
+
+cleanup() {
+	stop_qemu
+	if [ "$was_loaded" = 1 ]; then
+		grep -q '^kvm_statsfd ' /proc/modules || insmod "$KO"
+	else
+		grep -q '^kvm_statsfd ' /proc/modules && rmmod kvm_statsfd
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+start_qemu() {	# start_qemu LOG: a paused q35 VM with 2 vCPUs
+	rm -f "$SOCK"
+	"$QEMU" -accel kvm -S -nodefaults -display none -no-user-config \
+		-machine q35 -m 64 -smp 2 \
+		-qmp "unix:$SOCK,server=on,wait=off" > "$1" 2>&1 &
+	qpid=$!
+}
+
+# --- reading ks-qmp -s / -S output -------------------------------------
+# -s lines: <qom-path|-> <provider> <name> <value>
+# -S lines: <provider> <target> <name> <type> <unit> <base> <exp> <bucket>
+
+schema_names() {	# schema_names FILE TARGET
+	awk -v t="$2" '$1 == "kvm" && $2 == t { print $3 }' "$1"
+}
+
+paths() {	# paths FILE: the qom-paths in an answer, in order
+	awk '!seen[$1]++ { print $1 }' "$1"
+}
+
+names_of() {	# names_of FILE PATH
+	awk -v p="$2" '$1 == p { print $3 }' "$1"
+}
+
+value() {	# value FILE PATH NAME
+	awk -v p="$2" -v s="$3" '$1 == p && $3 == s { print $4 }' "$1"
+}
+
+total() {	# total VALUE: the sum of a comma-separated list
+	echo "$1" | awk -F, '{ t = 0; for (i = 1; i <= NF; i++) t += $i; print t }'
+}
+
+# QEMU 7.2 builds each histogram's list by prepending bucket after bucket
+# (and each answer's stat list likewise): it shows buckets last first.
+# Measured: the I/O exits counted by io_in_exits + io_out_exits sit at
+# position 180 - 123 of exit_reasons_svm.  KS_QEMU_HIST_REVERSED=0 for a
+# QEMU that lists them first first.
+HIST_REVERSED=${KS_QEMU_HIST_REVERSED:-1}
+
+bucket() {	# bucket VALUE INDEX: bucket INDEX (0-based) of a histogram
+	echo "$1" | awk -F, -v i="$2" -v r="$HIST_REVERSED" \
+		'{ print (r == 1 ? $(NF - i) : $(i + 1)) }'
+}
+
+# --- checks, each a command that fails with a diagnostic ---------------
+
+equals() { [ "$1" = "$2" ] || { echo "'$1', expected '$2'"; return 1; }; }
+
+has_targets() {	# has_targets SCHEMAFILE
+	grep -q '^kvm vm ' "$1" && grep -q '^kvm vcpu ' "$1" && return 0
+	cat "$1"
+	return 1
+}
+
+only_path() {	# only_path FILE PATH
+	equals "$(paths "$1" | tr '\n' ' ')" "$2 "
+}
+
+# Every vCPU (or the VM, path "-") answers exactly the schema's names, in
+# the schema's order.
+answers_schema() {	# answers_schema FILE SCHEMAFILE TARGET NPATHS
+	schema_names "$2" "$3" > "$T/want"
+	np=$(paths "$1" | wc -l)
+	[ "$np" = "$4" ] || { echo "$np results, expected $4"; return 1; }
+	for p in $(paths "$1"); do
+		names_of "$1" "$p" > "$T/got"
+		if ! cmp -s "$T/want" "$T/got"; then
+			echo "$p: names differ from the schema's $3 stats:"
+			diff "$T/want" "$T/got" | head -n 10
+			return 1
+		fi
+	done
+	[ -s "$T/want" ] || { echo "empty schema"; return 1; }
+}
+
+has_no_module_stats() {	# has_no_module_stats FILE...
+	for s in $MODULE_STATS; do
+		if grep -q " $s " "$@"; then
+			echo "found $s:"
+			grep -h " $s " "$@" | head -n 3
+			return 1
+		fi
+	done
+}
+
+only_names() {	# only_names FILE NPATHS NAME...: each path has just NAMEs
+	f=$1 np=$2
+	shift 2
+	got=$(paths "$f" | wc -l)
+	[ "$got" = "$np" ] || { echo "$got results, expected $np"; cat "$f"; return 1; }
+	want=$(echo "$@" | tr ' ' '\n' | sort | tr '\n' ' ')
+	for p in $(paths "$f"); do
+		have=$(names_of "$f" "$p" | sort | tr '\n' ' ')
+		[ "$have" = "$want" ] || { echo "$p: '$have', expected '$want'"; return 1; }
+	done
+}
+
+zero_exits() {	# zero_exits FILE: a vCPU that never ran has no exit
+	[ -s "$1" ] || { echo "empty answer"; return 1; }
+	for p in $(paths "$1"); do
+		v=$(value "$1" "$p" exits)
+		[ "$v" = 0 ] || { echo "$p: exits=$v"; return 1; }
+	done
+}
+
+ran() {	# ran FILE CPUS: vCPU 0 (cpu-index 0) exited at least once
+	p=$(awk '$2 == 0 { print $1 }' "$2")
+	v=$(value "$1" "$p" exits)
+	if [ -z "$v" ] || [ "$v" -le 0 ]; then echo "$p: exits=$v"; return 1; fi
+}
+
+# The native schema lines of the run without the module are all there with
+# the module, unchanged and in the same relative order, and every other
+# line is one of the module's stats.  (QEMU 7.2 lists stats last first, so
+# the module's, which the fd serves after the native ones, come first.)
+native_kept() {	# native_kept NATIVE_SCHEMA MODULE_SCHEMA TARGET
+	grep "^kvm $3 " "$1" > "$T/native"
+	[ -s "$T/native" ] || { echo "no native $3 stats"; return 1; }
+	grep "^kvm $3 " "$2" > "$T/all"
+	grep -vxF -f "$T/native" "$T/all" > "$T/rest"
+	grep -xF -f "$T/native" "$T/all" > "$T/kept"
+	cmp -s "$T/native" "$T/kept" || {
+		echo "native $3 stats changed or reordered:"
+		diff "$T/native" "$T/kept" | head
+		return 1
+	}
+	[ -s "$T/rest" ] || { echo "no extended $3 stats"; return 1; }
+	for s in $(awk '{ print $3 }' "$T/rest"); do
+		echo " $MODULE_STATS " | tr '\n' ' ' | grep -q " $s " ||
+			{ echo "unexpected $3 stat: $(grep " $s " "$T/rest")"; return 1; }
+	done
+	# The two blocks are not interleaved.
+	first_native=$(grep -nxF -f "$T/native" "$T/all" | head -n 1 | cut -d: -f1)
+	last_rest=$(grep -nxF -f "$T/rest" "$T/all" | tail -n 1 | cut -d: -f1)
+	[ "$last_rest" -lt "$first_native" ] ||
+		{ echo "module stats interleaved with native ones"; return 1; }
+}
+
+schema_line() {	# schema_line FILE LINE: the exact schema line is there
+	grep -qx "$2" "$1" || {
+		echo "no line '$2'; have:"
+		grep " $(echo "$2" | awk '{ print $2 " " $3 }') " "$1"
+		return 1
+	}
+}
+
+extended_schema() {	# extended_schema FILE
+	for l in \
+		"kvm vcpu exit_reasons_svm linear-histogram - - 0 1" \
+		"kvm vm exit_reasons_svm linear-histogram - - 0 1" \
+		"kvm vcpu exit_latency_hist log2-histogram seconds 10 -9 -" \
+		"kvm vcpu exit_latency_ns cumulative seconds 10 -9 -" \
+		"kvm vcpu exit_latency_max_ns peak seconds 10 -9 -" \
+		"kvm vcpu guest_ns cumulative seconds 10 -9 -" \
+		"kvm vm guest_ns cumulative seconds 10 -9 -" \
+		"kvm vcpu userspace_exits linear-histogram - - 0 1" \
+		"kvm vcpu io_in_exits cumulative - - 0 -" \
+		"kvm vcpu in_guest instant - - 0 -" \
+		"kvm vm vcpus instant - - 0 -"; do
+		schema_line "$1" "$l" || return 1
+	done
+	if grep -q '^kvm vcpu vcpus ' "$1"; then
+		echo "vcpus is a vCPU stat"
+		return 1
+	fi
+}
+
+paused_extended() {	# paused_extended VMFILE VCPUFILE
+	for p in - $(paths "$2"); do
+		f=$2
+		[ "$p" = - ] && f=$1
+		h=$(value "$f" "$p" exit_reasons_svm)
+		nb=$(echo "$h" | awk -F, '{ print NF }')
+		[ "$nb" = "$SVM_BUCKETS" ] || { echo "$p: $nb buckets"; return 1; }
+		[ "$(total "$h")" = 0 ] || { echo "$p: $h"; return 1; }
+		g=$(value "$f" "$p" guest_ns)
+		[ "$g" = 0 ] || { echo "$p: guest_ns=$g"; return 1; }
+	done
+}
+
+# Per vCPU: the histogram's total is exits; I/O and MSR counts match
+# their buckets; latency, guest time and userspace exits are plausible.
+running_vcpus() {	# running_vcpus VCPUFILE
+	for p in $(paths "$1"); do
+		ex=$(value "$1" "$p" exits)
+		h=$(value "$1" "$p" exit_reasons_svm)
+		ht=$(total "$h")
+		if [ -z "$ex" ] || [ "$ht" != "$ex" ]; then
+			echo "$p: exits=$ex, exit_reasons_svm total=$ht"
+			return 1
+		fi
+		[ "$ex" -gt 0 ] || continue
+		io=$(($(value "$1" "$p" io_in_exits) + $(value "$1" "$p" io_out_exits)))
+		[ "$io" = "$(bucket "$h" $SVM_IOIO)" ] ||
+			{ echo "$p: io exits $io, ioio bucket $(bucket "$h" $SVM_IOIO)"; return 1; }
+		msr=$(($(value "$1" "$p" msr_read_exits) + $(value "$1" "$p" msr_write_exits)))
+		[ "$msr" = "$(bucket "$h" $SVM_MSR)" ] ||
+			{ echo "$p: msr exits $msr, msr bucket $(bucket "$h" $SVM_MSR)"; return 1; }
+		lt=$(total "$(value "$1" "$p" exit_latency_hist)")
+		if [ "$lt" -le 0 ] || [ "$lt" -gt "$ex" ]; then
+			echo "$p: exit_latency_hist total $lt, exits $ex"
+			return 1
+		fi
+		g=$(value "$1" "$p" guest_ns)
+		[ "$g" -gt 0 ] || { echo "$p: guest_ns=$g"; return 1; }
+		ig=$(value "$1" "$p" in_guest)
+		[ "$ig" = 0 ] || { echo "$p: in_guest=$ig while stopped"; return 1; }
+		u=$(value "$1" "$p" userspace_exits)
+		ut=$(total "$u")
+		[ "$ut" -le "$ex" ] || { echo "$p: userspace_exits $ut > exits $ex"; return 1; }
+	done
+	# SeaBIOS talks to fw_cfg and PCI through I/O ports that QEMU serves.
+	io=0
+	for p in $(paths "$1"); do
+		io=$((io + $(bucket "$(value "$1" "$p" userspace_exits)" $KVM_EXIT_IO)))
+	done
+	[ "$io" -gt 0 ] || { echo "no KVM_EXIT_IO in any vCPU's userspace_exits"; return 1; }
+}
+
+vm_is_sum() {	# vm_is_sum VMFILE VCPUFILE: VM histograms = sum of vCPUs'
+	for s in exit_reasons_svm exit_latency_hist userspace_exits guest_ns; do
+		want=$(awk -v s="$s" '$3 == s { n = split($4, v, ",");
+			for (i = 1; i <= n; i++) t[i] += v[i] }
+			END { for (i = 1; i <= n; i++) printf "%s%.0f", (i > 1 ? "," : ""), t[i]; print "" }' "$2")
+		got=$(value "$1" - "$s")
+		[ "$got" = "$want" ] || { echo "vm $s: $got"; echo "sum of vCPUs: $want"; return 1; }
+	done
+}
+
+# The native scalar values QEMU shows are the kernel's own, as its per-VM
+# debugfs files (/sys/kernel/debug/kvm/<pid>-<fd>/[vcpuN/]<stat>) show
+# them.  The VM must be stopped.  Booleans (QEMU: true/false) and
+# histograms are left out.
+native_match_debugfs() {	# native_match_debugfs TAG
+	d=
+	for x in /sys/kernel/debug/kvm/"$qpid"-*; do [ -d "$x" ] && d=$x; done
+	[ -d "$d" ] || { echo "no /sys/kernel/debug/kvm/$qpid-*"; return 1; }
+	compared=0
+	while read -r path idx; do
+		for target in vm vcpu; do
+			if [ "$target" = vm ]; then
+				dir=$d f=$T/$1.vm.run p=-
+			else
+				dir=$d/vcpu$idx f=$T/$1.vcpu.run p=$path
+			fi
+			[ -d "$dir" ] || { echo "no $dir"; return 1; }
+			awk -v t="$target" '$2 == t && $4 !~ /histogram/ { print $3 }' \
+				"$T/nat.schemas" > "$T/scalars"
+			awk -v p="$p" 'NR == FNR { want[$1] = 1; next }
+				$1 == p && want[$3] && $4 ~ /^[0-9]+$/ { print $3, $4 }' \
+				"$T/scalars" "$f" > "$T/values"
+			while read -r name v; do
+				[ -f "$dir/$name" ] || continue
+				k=$(cat "$dir/$name")
+				[ "$k" = "$v" ] || { echo "$p $name: QEMU $v, debugfs $k"; return 1; }
+				compared=$((compared + 1))
+			done < "$T/values"
+		done
+	done < "$T/$1.cpus"
+	[ "$compared" -ge 20 ] || { echo "only $compared values compared"; return 1; }
+	echo "$compared values compared"
+}
+
+# --- one QEMU, paused then running --------------------------------------
+
+# scenario LABEL TAG: writes $T/TAG.* and reports the cases common to both
+# runs.
+scenario() {
+	L=$1 tag=$2
+	start_qemu "$T/$tag.qemu.log"
+	if ! qmp '{"execute":"query-status"}' > "$T/$tag.status" 2> "$T/$tag.err" ||
+		! grep -q '"running":false' "$T/$tag.status"; then
+		ok 1 "$L: QEMU starts paused and answers QMP" \
+			"$(cat "$T/$tag.status" "$T/$tag.err")" "QEMU:" \
+			"$(head -n 20 "$T/$tag.qemu.log")"
+		stop_qemu
+		return 1
+	fi
+	ok 0 "$L: QEMU starts paused and answers QMP"
+
+	qmp -S '{"execute":"query-stats-schemas"}' > "$T/$tag.schemas"
+	qmp -s '{"execute":"query-stats","arguments":{"target":"vm"}}' > "$T/$tag.vm.paused"
+	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.paused"
+	check "$L: query-stats-schemas has kvm vm and vcpu stats" \
+		has_targets "$T/$tag.schemas"
+	check "$L: paused: query-stats vm answers every vm stat of the schema" \
+		answers_schema "$T/$tag.vm.paused" "$T/$tag.schemas" vm 1
+	check "$L: paused: query-stats vcpu answers 2 vCPUs with every vcpu stat of the schema" \
+		answers_schema "$T/$tag.vcpu.paused" "$T/$tag.schemas" vcpu 2
+	check "$L: paused: vCPUs that never ran have exits 0" \
+		zero_exits "$T/$tag.vcpu.paused"
+
+	want="exits halt_exits"
+	[ "$tag" = mod ] && want="exits exit_reasons_svm guest_ns"
+	names=$(echo "$want" | sed 's/\([a-z_]*\)/"\1"/g; s/ /,/g')
+	qmp -s "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\",\"providers\":[{\"provider\":\"kvm\",\"names\":[$names]}]}}" \
+		> "$T/$tag.vcpu.names" 2>&1
+	check "$L: providers filter: only $want" \
+		only_names "$T/$tag.vcpu.names" 2 $want
+	p0=$(paths "$T/$tag.vcpu.paused" | head -n 1)
+	qmp -s "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\",\"vcpus\":[\"$p0\"]}}" \
+		> "$T/$tag.vcpu.one" 2>&1
+	check "$L: vcpus filter: only $p0" \
+		only_path "$T/$tag.vcpu.one" "$p0"
+
+	# Run SeaBIOS, then stop: the counters are still while we read.
+	qmp '{"execute":"cont"}' > /dev/null
+	sleep "$RUN_SECONDS"
+	qmp '{"execute":"query-status"}' > "$T/$tag.status.run"
+	qmp '{"execute":"stop"}' > /dev/null
+	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.run"
+	qmp -s '{"execute":"query-stats","arguments":{"target":"vm"}}' > "$T/$tag.vm.run"
+	qmp -f qom-path,cpu-index '{"execute":"query-cpus-fast"}' > "$T/$tag.cpus"
+	check "$L: cont ran the VM for ${RUN_SECONDS}s" \
+		grep -q '"running":true' "$T/$tag.status.run"
+	check "$L: running then stopped: vCPU 0 exited, exits > 0" \
+		ran "$T/$tag.vcpu.run" "$T/$tag.cpus"
+	check "$L: running then stopped: query-stats vcpu answers every vcpu stat of the schema" \
+		answers_schema "$T/$tag.vcpu.run" "$T/$tag.schemas" vcpu 2
+	check "$L: running then stopped: native values are the kernel's (debugfs)" \
+		native_match_debugfs "$tag"
+	stop_qemu
+}
+
+# --- main ---------------------------------------------------------------
+
+if [ ! -c /dev/kvm ] || [ ! -x "$QEMU" ]; then
+	skip "qemu query-stats" "no /dev/kvm or no $QEMU"
+	exit 0
+fi
+if ! command -v "$QMP" > /dev/null; then
+	ok 1 "qemu query-stats: ks-qmp is in PATH"
+	exit 1
+fi
+
+grep -q '^kvm_statsfd ' /proc/modules && rmmod kvm_statsfd
+if scenario "no module" nat; then
+	check "no module: none of the module's stats in schemas or answers" \
+		has_no_module_stats "$T/nat.schemas" "$T/nat.vm.paused" \
+		"$T/nat.vcpu.paused" "$T/nat.vm.run" "$T/nat.vcpu.run"
+fi
+
+if ! out=$(insmod "$KO" 2>&1); then
+	ok 1 "module: insmod $KO" "$out"
+	exit 1
+fi
+if scenario "module" mod; then
+	check "module: schema: every native vm stat unchanged, in order, plus only the module's" \
+		native_kept "$T/nat.schemas" "$T/mod.schemas" vm
+	check "module: schema: every native vcpu stat unchanged, in order, plus only the module's" \
+		native_kept "$T/nat.schemas" "$T/mod.schemas" vcpu
+	check "module: schema: extended stats have the types, units and buckets QEMU shows" \
+		extended_schema "$T/mod.schemas"
+	check "module: paused: exit_reasons_svm has $SVM_BUCKETS buckets, all 0, guest_ns 0 (VM and vCPUs)" \
+		paused_extended "$T/mod.vm.paused" "$T/mod.vcpu.paused"
+	check "module: paused: vm vcpus=2 before any vCPU ran" \
+		equals "$(value "$T/mod.vm.paused" - vcpus)" 2
+	check "module: running then stopped: per vCPU, exit_reasons_svm total = exits; io/msr buckets, latency, guest_ns, userspace_exits" \
+		running_vcpus "$T/mod.vcpu.run"
+	check "module: running then stopped: the VM's stats are the sums of its vCPUs'" \
+		vm_is_sum "$T/mod.vm.run" "$T/mod.vcpu.run"
+	check "module: running then stopped: vm vcpus=2" \
+		equals "$(value "$T/mod.vm.run" - vcpus)" 2
+fi
+
+# Keep the answers for the log: the module's stats as QEMU shows them.
+if [ -s "$T/mod.vcpu.run" ]; then
+	echo "# query-stats vcpu with the module, SeaBIOS run ${RUN_SECONDS}s then stopped:"
+	awk '{ print "#   " $0 }' "$T/mod.vcpu.run" | head -n 200
+	echo "# query-stats vm with the module:"
+	awk '{ print "#   " $0 }' "$T/mod.vm.run"
+fi
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Developer shortcut: build the module and the QEMU query-stats test, boot
+# one test kernel with only that test, judge the run.
+#
+# usage: tests/qemu/run.sh [SERIES]
+#   SERIES  6.1 (default) or 6.12
+# BUILD defaults to build/qemu-run/ (not build/, which make check uses);
+# output and logs go to $BUILD/run/<release>/.  The guest gets 2 GB
+# (GUEST_MEM): it holds QEMU and its libraries (~50 MB) and runs a VM.
+set -euo pipefail
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$TOP/build/qemu-run}
+. "$TOP/tests/vm/lib.sh"
+
+want=${1:-6.1}
+k=$(test_kernels | awk -v s="$want" '$1 == s')
+[ -n "$k" ] || { echo "no test kernel of series $want" >&2; exit 2; }
+read -r series rel root <<< "$k"
+
+step "building the QEMU test payload"
+make -s -C "$TOP/tests/qemu" O="$BUILD/qemu" >&2
+step "[$series] building kvm_statsfd.ko for $rel"
+mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
+build_module "$rel" "$root" "$BUILD/$rel/module"
+
+out="$BUILD/run/$rel"
+rm -rf "$out"
+mkdir -p "$out"
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
+	--tests "$BUILD/qemu/tests" --tree "$BUILD/qemu/root"
+step "[$series] booting $rel ($(du -h "$out/initrd.gz" | cut -f1) initramfs)"
+GUEST_MEM=${GUEST_MEM:-2048} "$TOP/tests/vm/run-guest.sh" \
+	"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test
+"$TOP/tests/vm/judge.sh" "$out/run" "[$series]"
