@@ -13,7 +13,8 @@
 # libp11-kit.a, which Debian does not ship (Documentation/exporter.rst).
 # So under STATIC=1 the exporter stays dynamic and the guest gets the
 # libraries: the guest build's ELF interpreter is /bin/ld-linux-x86-64.so.2
-# and it finds its libraries next to itself ($ORIGIN).
+# and it finds its libraries next to itself: DT_RPATH $ORIGIN (not
+# RUNPATH, which would not apply to the libraries' own dependencies).
 
 EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c
 EXP_OBJS := $(EXP_SRCS:%.c=$(O)/obj/%.o)
@@ -42,10 +43,11 @@ $(EXP): $(EXP_OBJS) $(EXP_SHARED) $(LIB)
 
 exporter-guest: $(EXP_GUEST)
 
-$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(EXP_SHARED) $(LIB) exporter/guest-libs.sh
+$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(EXP_SHARED) $(LIB) exporter/guest-libs.sh \
+		exporter/build.mk
 	@rm -rf $(EXP_GUEST_DIR) && mkdir -p $(EXP_GUEST_DIR)
 	$(CC) $(EXP_LDFLAGS) -Wl,--dynamic-linker=/bin/ld-linux-x86-64.so.2 \
-		-Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(EXP_SHARED) $(LIB) \
+		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(EXP_SHARED) $(LIB) \
 		$(MHD_LIBS) $(LDLIBS)
 	sh exporter/guest-libs.sh $(EXP) $(EXP_GUEST_DIR)
 	mv $@.tmp $@

@@ -144,6 +144,7 @@ static int rescan(struct exporter *e)
 				 (int)fresh[i].pid);
 			/* Now owned by nv: not freed with fresh below. */
 			fresh[i].vcpus = NULL;
+			fresh[i].nr_vcpus = 0;
 			fresh[i].guest = NULL;
 			if (e->verbose)
 				fprintf(stderr, "kvm-statsfd-exporter: pid %d (%s): new VM with %d vCPUs\n",

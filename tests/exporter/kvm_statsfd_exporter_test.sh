@@ -1,0 +1,400 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side test of kvm-statsfd-exporter against real VMs, over real HTTP
+# (busybox sh and wget).  Prints TAP.  Needs root, /dev/kvm,
+# kvm-statsfd-exporter, kvm-statsfd and demo-vm in PATH (or
+# $KVM_STATSFD_EXPORTER, $KVM_STATSFD, $DEMO_VM) and kvm_statsfd.ko at
+# $KVM_STATSFD_KO.
+#
+#  1. --help, usage errors exit 2, a second exporter on a busy port exits 1,
+#     unknown paths are 404;
+#  2. without the module (if it can be unloaded): a VMM holding its own
+#     stats fds (--stats-fds) is exported through them, native stats only;
+#  3. with the module: a VM started after the exporter shows up on the next
+#     scrape with pid/name/vcpu labels; values agree with
+#     `kvm-statsfd show --json` read between two scrapes; histograms have
+#     cumulative buckets, +Inf == _count and _sum == the companion total;
+#     nothing counted decreases from one scrape to the next; the stats fds
+#     stay the same fds across scrapes; when the VM exits its fds are closed
+#     and its series are gone; SIGTERM stops the exporter with status 0.
+# The first scrape with the module is printed between "# exporter-metrics-
+# begin" and "# exporter-metrics-end" as "# | " lines, for the host to run
+# promtool on (tests/exporter/promtool-guest.sh).
+# The module is left loaded at the end only if it was loaded at the start.
+
+PATH=$PATH:/bin:/sbin:$(dirname "$0")
+export PATH
+EXP=${KVM_STATSFD_EXPORTER:-kvm-statsfd-exporter}
+KS=${KVM_STATSFD:-kvm-statsfd}
+VMM=${DEMO_VM:-demo-vm}
+KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
+PORT=${EXPORTER_TEST_PORT:-19798}
+URL=http://127.0.0.1:$PORT
+T=$(mktemp -d /tmp/kstexp.XXXXXX)
+n=0
+failed=0
+pids=""
+was_loaded=0
+grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
+
+ok() {	# ok STATUS NAME [DIAG...]
+	st=$1 name=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		failed=$((failed + 1))
+		for l in "$@"; do echo "# $l"; done
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	pids=""
+}
+trap 'cleanup; rm -rf "$T"' EXIT
+
+forget() { pids=$(echo " $pids " | sed "s/ $1 / /"); }
+
+# start_vm LOG ARGS...: demo-vm in the background, $vm once it runs.
+start_vm() {
+	log=$1
+	shift
+	"$VMM" "$@" > "$log" 2>&1 &
+	vm=$!
+	pids="$pids $vm"
+	i=0
+	until grep -q running "$log" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$vm" 2>/dev/null; then
+			echo "# demo-vm did not start:"
+			sed 's/^/#   /' "$log"
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+
+stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	forget "$1"
+}
+
+# start_exporter LOG: the exporter in the background, $exp once it answers.
+start_exporter() {
+	"$EXP" --listen "127.0.0.1:$PORT" -v 2> "$1" &
+	exp=$!
+	pids="$pids $exp"
+	i=0
+	until wget -q -O /dev/null "$URL/" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$exp" 2>/dev/null; then
+			echo "# exporter did not start:"
+			sed 's/^/#   /' "$1"
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+
+scrape() {	# scrape FILE
+	wget -q -O "$1" "$URL/metrics"
+}
+
+# val FILE SERIES: value of the sample whose name{labels} is SERIES, or "".
+val() {
+	awk -v s="$2" 'index($0, s " ") == 1 { print $NF; exit }' "$1"
+}
+
+# stats_fds PID: "fd link" of each KVM stats fd PID holds, sorted.
+stats_fds() {
+	for f in /proc/"$1"/fd/*; do
+		l=$(readlink "$f" 2>/dev/null) || continue
+		case "$l" in
+		anon_inode:kvm-*stats*) echo "${f##*/} $l" ;;
+		esac
+	done | sort
+}
+
+# json_vals FILE: "ctx name value" and "ctx name:reason value" from
+# kvm-statsfd show --json (pretty printed: one key or value a line).
+json_vals() {
+	awk '
+	/"vm": \{/ { ctx = "vm" }
+	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
+	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
+	/"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, name, v }
+	/"reasons": \{/ { inr = 1; next }
+	inr && /\}/ { inr = 0; next }
+	inr { r = $0; sub(/^ *"/, "", r); sub(/".*/, "", r); v = $0; sub(/.*: /, "", v); sub(/,/, "", v); print ctx, name ":" r, v }
+	' "$1"
+}
+
+jget() {	# jget FILE CTX NAME
+	awk -v c="$2" -v w="$3" '$1 == c && $2 == w { print $3; exit }' "$1"
+}
+
+# hist_check FILE: one line per histogram series that is broken (buckets
+# not cumulative, le not increasing, +Inf != _count, no _sum); prints the
+# number of series checked last.
+hist_check() {
+	awk '
+	/^# TYPE / { type[$3] = $4; next }
+	/^#/ { next }
+	{
+		name = $0; sub(/\{.*/, "", name)
+		labels = $0; sub(/^[^{]*\{/, "", labels); sub(/\} [^ ]*$/, "", labels)
+		v = $NF
+		fam = name
+		if (sub(/_bucket$/, "", fam) || sub(/_count$/, "", fam) || sub(/_sum$/, "", fam)) {
+			if (type[fam] != "histogram") next
+		} else next
+		key = labels; le = ""
+		if (match(key, /,le="[^"]*"$/)) {
+			le = substr(key, RSTART + 5, RLENGTH - 6); key = substr(key, 1, RSTART - 1)
+		}
+		k = fam "{" key "}"
+		if (!(k in seen)) { seen[k] = 1; order[++ns] = k; last[k] = -1; lastle[k] = -1 }
+		if (name ~ /_bucket$/) {
+			lev = (le == "+Inf") ? 1e308 : le + 0
+			if (lev <= lastle[k] || v + 0 < last[k]) bad[k] = bad[k] " not-cumulative@" le
+			lastle[k] = lev; last[k] = v + 0
+			if (le == "+Inf") inf[k] = v
+		} else if (name ~ /_count$/) cnt[k] = v
+		else sum[k] = v
+	}
+	END {
+		for (i = 1; i <= ns; i++) {
+			k = order[i]
+			if (!(k in inf)) bad[k] = bad[k] " no+Inf"
+			if (!(k in cnt)) bad[k] = bad[k] " no_count"
+			else if (inf[k] != cnt[k]) bad[k] = bad[k] " +Inf(" inf[k] ")!=_count(" cnt[k] ")"
+			if (!(k in sum)) bad[k] = bad[k] " no_sum"
+			if (bad[k] != "") print "bad " k bad[k]
+		}
+		print "series " ns
+	}' "$1"
+}
+
+# not_decreasing OLD NEW: compares every counter and histogram sample in
+# both; prints "down SERIES OLD NEW" lines, then "compared N up M".
+not_decreasing() {
+	awk '
+	FNR == 1 { f++ }
+	/^# TYPE / { type[$3] = $4; next }
+	/^#/ { next }
+	{
+		name = $0; sub(/\{.*/, "", name); sub(/ .*/, "", name)
+		fam = name
+		if (type[fam] != "counter") {
+			sub(/_(bucket|sum|count)$/, "", fam)
+			if (type[fam] != "histogram") next
+		}
+		s = $0; sub(/ [^ ]*$/, "", s)
+		if (f == 1) old[s] = $NF
+		else if (s in old) {
+			c++
+			if ($NF + 0 < old[s] + 0) print "down", s, old[s], $NF
+			if ($NF + 0 > old[s] + 0) up++
+		}
+	}
+	END { print "compared", c + 0, "up", up + 0 }' "$1" "$2"
+}
+
+# Exit status of a command, its output in $T/out and $T/err.
+st() {
+	"$@" > "$T/out" 2> "$T/err"
+	echo $?
+}
+
+echo "TAP version 13"
+
+if [ ! -c /dev/kvm ] || ! command -v "$EXP" > /dev/null ||
+	! command -v "$KS" > /dev/null || ! command -v "$VMM" > /dev/null; then
+	skip "exporter test" "needs /dev/kvm, $EXP, $KS and $VMM"
+	echo "1..1"
+	exit 0
+fi
+
+# The test guest's init does not bring up the loopback interface.
+if ! ip addr show lo 2>/dev/null | grep -q 'inet 127\.0\.0\.1'; then
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+fi
+
+# --- 1. usage, HTTP basics --------------------------------------------------
+r=$(st "$EXP" --help); grep -q SYNOPSIS "$T/out"; g=$?
+ok $((r != 0 || g != 0)) "--help exits 0 with the synopsis" "got $r"
+r=$(st "$EXP" --bogus); ok $((r != 2)) "usage: unknown option exits 2" "got $r"
+r=$(st "$EXP" --listen 127.0.0.1); ok $((r != 2)) "usage: --listen without a port exits 2" "got $r"
+r=$(st "$EXP" --listen 127.0.0.1:70000); ok $((r != 2)) "usage: bad port exits 2" "got $r"
+r=$(st "$EXP" extra); ok $((r != 2)) "usage: stray argument exits 2" "got $r"
+
+# --- 2. without the module -------------------------------------------------
+if grep -q '^kvm_statsfd ' /proc/modules; then
+	rmmod kvm_statsfd 2>/dev/null
+fi
+if grep -q '^kvm_statsfd ' /proc/modules; then
+	skip "native: borrowed stats fds exported" "kvm_statsfd is loaded and cannot be unloaded"
+elif ! start_exporter "$T/exp-native.err"; then
+	ok 1 "native: exporter started"
+else
+	if start_vm "$T/vm-native.log" -name guest=native -t 60 --stats-fds; then
+		sleep 0.5
+		scrape "$T/native"; r=$?
+		e=$(val "$T/native" "kvm_vcpu_exits_total{pid=\"$vm\",name=\"native\",vcpu=\"0\"}")
+		grep -q "^kvm_vcpu_exit_reasons_" "$T/native"; g=$?
+		ok $((r != 0 || ${e:-0} <= 0 || g == 0)) \
+			"native: borrowed stats fds exported (exits > 0, no module stats)" \
+			"wget $r, exits '$e'" "$(cat "$T/exp-native.err")"
+		stop "$vm"
+	else
+		ok 1 "native: borrowed stats fds exported" "demo-vm did not start"
+	fi
+	stop "$exp"
+fi
+
+# --- 3. with the module ------------------------------------------------------
+grep -q '^kvm_statsfd ' /proc/modules || insmod "$KO"
+grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded"
+
+start_exporter "$T/exp.err"; ok $? "exporter listens on 127.0.0.1:$PORT"
+r=$(st "$EXP" --listen "127.0.0.1:$PORT")
+grep -q "Address already in use" "$T/err"; g=$?
+ok $((r != 1 || g != 0)) "a second exporter on the same port exits 1 with the reason" \
+	"got $r: $(cat "$T/err")"
+wget -q -O /dev/null "$URL/nope" 2>/dev/null; r=$?
+ok $((r == 0)) "GET /nope fails (404)"
+
+scrape "$T/m0"; r=$?
+ok $((r != 0)) "scrape with no VM succeeds" "wget $r"
+[ "$(val "$T/m0" kvm_exporter_vms)" = 0 ]
+ok $? "no VM: kvm_exporter_vms 0" "$(grep -v '^#' "$T/m0" | head -n 5)"
+
+start_vm "$T/vm.log" -name guest=exptest -t 60; ok $? "demo-vm with 2 vCPUs started"
+sleep 1
+
+scrape "$T/m1"; r1=$?
+fds1=$(stats_fds "$exp")
+r=$(st "$KS" show "$vm" --json); cp "$T/out" "$T/show.json"
+sleep 0.5
+scrape "$T/m2"; r2=$?
+fds2=$(stats_fds "$exp")
+ok $((r1 != 0 || r2 != 0 || r != 0)) "two scrapes and show --json around them succeed" \
+	"wget $r1 $r2, show $r"
+json_vals "$T/show.json" > "$T/jv"
+
+echo "# exporter-metrics-begin"
+sed 's/^/# | /' "$T/m1"
+echo "# exporter-metrics-end"
+
+L="pid=\"$vm\",name=\"exptest\""
+[ "$(val "$T/m1" "kvm_vm_info{$L,comm=\"demo-vm\"}")" = 1 ]
+ok $? "kvm_vm_info{$L,comm=\"demo-vm\"} 1" "$(grep '^kvm_vm_info' "$T/m1")"
+a0=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"0\"}")
+a1=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"1\"}")
+ok $((${a0:-0} <= 0 || ${a1:-0} <= 0)) "kvm_vcpu_exits_total for vCPUs 0 and 1, labelled pid, name, vcpu" \
+	"vcpu0 '$a0' vcpu1 '$a1'" "$(grep '^kvm_vcpu_exits_total' "$T/m1")"
+grep -q "^kvm_vm_exit_reasons_\(svm\|vmx\)_total{$L,reason=\"ioio\"} [1-9]" "$T/m1"
+ok $? "VM-wide exit reasons by name, no vcpu label (ioio)"
+grep -q "^kvm_vcpu_exit_reasons_\(svm\|vmx\)_total{$L,vcpu=\"1\",reason=\"ioio\"} [1-9]" "$T/m1"
+ok $? "vCPU exit reasons by name (vCPU 1, ioio)"
+[ -n "$(val "$T/m1" "kvm_vm_vcpus{$L}")" ] && [ "$(val "$T/m1" "kvm_vm_vcpus{$L}")" = 2 ]
+ok $? "kvm_vm_vcpus (instant, a gauge) is 2" "'$(val "$T/m1" "kvm_vm_vcpus{$L}")'"
+grep -q '^# TYPE kvm_vcpu_exits_total counter$' "$T/m1" &&
+	grep -q '^# TYPE kvm_vcpu_exit_latency_seconds histogram$' "$T/m1" &&
+	grep -q '^# TYPE kvm_vcpu_exit_latency_max_seconds gauge$' "$T/m1" &&
+	grep -q '^# TYPE kvm_vcpu_guest_seconds_total counter$' "$T/m1"
+ok $? "TYPE lines: counter, histogram, gauge; seconds in names"
+
+# Values against kvm-statsfd show --json, read between the two scrapes:
+# every counter only grows, so scrape1 <= json <= scrape2.
+between() {	# between NAME A J B: A <= J <= B (J may be scaled by 1e9)
+	awk -v a="$2" -v j="$3" -v b="$4" 'BEGIN { exit !(a != "" && j != "" && b != "" && a <= j + 1e-6 && j <= b + 1e-6) }'
+	ok $? "$1: scrape 1 <= show --json <= scrape 2" "$2 <= $3 <= $4"
+}
+for c in 0 1; do
+	between "vCPU $c exits" "$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"$c\"}")" \
+		"$(jget "$T/jv" vcpu$c exits)" "$(val "$T/m2" "kvm_vcpu_exits_total{$L,vcpu=\"$c\"}")"
+done
+j=$(jget "$T/jv" vcpu0 guest_ns)
+between "vCPU 0 guest_ns in seconds" "$(val "$T/m1" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")" \
+	"$(awk -v j="$j" 'BEGIN { if (j != "") printf "%.9f", j / 1e9 }')" \
+	"$(val "$T/m2" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")"
+ek=$(grep -o '^kvm_vcpu_exit_reasons_[a-z]*_total' "$T/m1" | head -n 1)
+en=${ek#kvm_vcpu_}; en=${en%_total}
+between "vCPU 0 $en ioio" "$(val "$T/m1" "$ek{$L,vcpu=\"0\",reason=\"ioio\"}")" \
+	"$(jget "$T/jv" vcpu0 "$en:ioio")" "$(val "$T/m2" "$ek{$L,vcpu=\"0\",reason=\"ioio\"}")"
+between "VM io_out_exits" "$(val "$T/m1" "kvm_vm_io_out_exits_total{$L}")" \
+	"$(jget "$T/jv" vm io_out_exits)" "$(val "$T/m2" "kvm_vm_io_out_exits_total{$L}")"
+
+# Histograms: structure of every series; _sum is the companion total read
+# in the same pread, so the two are the same number.
+hist_check "$T/m1" > "$T/hc"
+ns=$(sed -n 's/^series //p' "$T/hc")
+! grep -q '^bad' "$T/hc" && [ "${ns:-0}" -gt 0 ]
+ok $? "histograms: cumulative buckets, le increasing, +Inf == _count, _sum ($ns series)" \
+	"$(grep '^bad' "$T/hc" | head -n 5)"
+for c in 0 1; do
+	s=$(val "$T/m1" "kvm_vcpu_exit_latency_seconds_sum{$L,vcpu=\"$c\"}")
+	t=$(val "$T/m1" "kvm_vcpu_exit_latency_seconds_total{$L,vcpu=\"$c\"}")
+	k=$(val "$T/m1" "kvm_vcpu_exit_latency_seconds_count{$L,vcpu=\"$c\"}")
+	[ -n "$s" ] && [ "$s" = "$t" ] && [ "${k:-0}" -gt 0 ]
+	ok $? "vCPU $c exit_latency: _sum == exit_latency_ns as seconds, _count > 0" \
+		"sum '$s' total '$t' count '$k'"
+done
+grep -q "^kvm_vcpu_exit_latency_io_seconds_bucket_total{$L,vcpu=\"0\",bound=\"+Inf\"} [1-9]" "$T/m1" &&
+	! grep -q '^kvm_vcpu_exit_latency_io_seconds_sum' "$T/m1"
+ok $? "exit_latency_io_hist (no companion total): bucket counters, no _sum"
+
+not_decreasing "$T/m1" "$T/m2" > "$T/nd"
+c=$(sed -n 's/^compared \([0-9]*\) up .*/\1/p' "$T/nd")
+u=$(sed -n 's/^compared [0-9]* up \([0-9]*\)/\1/p' "$T/nd")
+! grep -q '^down' "$T/nd" && [ "${c:-0}" -gt 100 ] && [ "${u:-0}" -gt 0 ]
+ok $? "second scrape: no counter or histogram sample decreased ($c compared, $u grew)" \
+	"$(grep '^down' "$T/nd" | head -n 5)"
+
+nf=$(echo "$fds1" | grep -c kvm)
+[ "$fds1" = "$fds2" ] && [ "$nf" = 3 ]
+ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
+	"after scrape 1: $(echo "$fds1" | tr '\n' ' ')" \
+	"after scrape 2: $(echo "$fds2" | tr '\n' ' ')"
+
+stop "$vm"
+i=0
+while [ -n "$(stats_fds "$exp")" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -z "$(stats_fds "$exp")" ]
+ok $? "VMM exit: the exporter closes the VM's stats fds without a scrape" \
+	"$(stats_fds "$exp")"
+scrape "$T/m3"; r=$?
+! grep -q "pid=\"$vm\"" "$T/m3" && [ "$(val "$T/m3" kvm_exporter_vms)" = 0 ]
+ok $((r != 0 || $? != 0)) "after the VM exits its series are gone" \
+	"$(grep "pid=\"$vm\"" "$T/m3" | head -n 3)"
+
+kill -TERM "$exp"
+wait "$exp"; r=$?
+forget "$exp"
+ok $((r != 0)) "SIGTERM: exporter exits 0" "got $r" "$(tail -n 5 "$T/exp.err")"
+grep -q "pid $vm: VMM exited" "$T/exp.err"
+ok $? "-v reports the VM going" "$(cat "$T/exp.err")"
+
+cleanup
+# Nothing may pin the module once the exporter and the VMs are gone.
+rmmod kvm_statsfd; ok $? "module unloads after the test"
+[ $was_loaded = 1 ] && insmod "$KO"
+echo "1..$n"
+exit $((failed != 0))
