@@ -5,9 +5,11 @@
 # Only missing packages are installed; apt's own cache keeps the .debs.
 set -euo pipefail
 
+# prometheus is there for promtool (tests/exporter); the package also brings
+# the Prometheus server, which Debian enables as a service.
 PKGS="make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
-libmicrohttpd-dev"
+libmicrohttpd-dev prometheus dkms openssl"
 
 missing=
 for p in $PKGS; do

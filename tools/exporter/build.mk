@@ -37,6 +37,12 @@ endif
 install: install-exporter
 
 $(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd $(MHD_CFLAGS)
+$(EXP_OBJS): | exporter-have-mhd
+
+.PHONY: exporter-have-mhd
+exporter-have-mhd:
+	@pkg-config --exists libmicrohttpd 2>/dev/null || [ -e /usr/include/microhttpd.h ] || \
+		{ echo "kvm-statsfd-exporter needs libmicrohttpd (Debian: libmicrohttpd-dev; scripts/install-deps.sh)" >&2; exit 1; }
 
 $(EXP): $(EXP_OBJS) $(EXP_SHARED) $(LIB)
 	$(CC) $(EXP_LDFLAGS) -o $@ $(EXP_OBJS) $(EXP_SHARED) $(LIB) $(MHD_LIBS) $(LDLIBS)
