@@ -4,7 +4,8 @@
 #
 #   make                 build kvm_statsfd.ko for the running kernel, and the tools
 #   make KDIR=DIR        build the module against another kernel tree
-#   make install         install the module for that kernel (modules_install, depmod)
+#   make install         install the module for that kernel (modules_install, depmod);
+#                        INSTALL_MOD_PATH=DIR installs under DIR instead of /
 #   make check           everything, on Debian 6.1 and 6.12 booted under QEMU
 #   make demo            boot a guest, load the module, show a running VM's stats
 #   make kselftest       run the selftests here, on a real KVM host, as root
@@ -28,9 +29,16 @@ module:
 tools:
 	$(MAKE) -C tools O=$(BUILD)/tools
 
+# The release modules_install installs for is the one the module's vermagic
+# names, UTS_RELEASE: Debian's 6.1 headers have the upstream version
+# ("6.1.192") in include/config/kernel.release.  modules_install honours
+# INSTALL_MOD_PATH and skips depmod without a System.map (headers packages
+# have none), so depmod runs here, on the same tree.
+KRELEASE = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
+
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	depmod -a $$(cat $(KDIR)/include/config/kernel.release)
+	depmod $(if $(INSTALL_MOD_PATH),-b $(abspath $(INSTALL_MOD_PATH))) -a $(KRELEASE)
 
 # The targets below boot test kernels or read Debian packages: first make
 # sure what they need is installed.

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side test of the two ways to install the module, against the
+# unpacked headers of every test kernel, touching nothing of this machine:
+#
+#  - `make install KDIR=... INSTALL_MOD_PATH=<tmp>`: modules_install puts
+#    kvm_statsfd.ko under <tmp>/lib/modules/<release>/extra and depmod -b
+#    indexes it;
+#  - DKMS (dkms.conf): add, build (signed with a throw-away key, as DKMS
+#    does for Secure Boot), install, uninstall and remove, all in a private
+#    tree (--dkmstree, --sourcetree, --installtree, --no-depmod).
+#
+# Every built module's modinfo is checked: vermagic names the kernel,
+# license, author, description, version (= version.h = dkms.conf), the
+# parameter's description, the dependency on kvm.  At the end, nothing may
+# have appeared in /var/lib/dkms, /usr/src or /lib/modules.
+#
+# usage: tests/dkms/test.sh      (root: dkms refuses to run otherwise)
+# Prints TAP, then "N passed, N failed".  KEEP=1 keeps the temporary tree.
+set -uo pipefail
+. "$(dirname "$0")/../vm/lib.sh"
+
+PKG=kvm-statsfd
+MOD=kvm_statsfd
+T=$(mktemp -d "${TMPDIR:-/tmp}/ks-dkms.XXXXXX")
+n=0 passed=0 failed=0
+
+ok() {	# ok STATUS NAME [DIAG...]
+	local st=$1 name=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		local l
+		for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+	fi
+}
+
+# check NAME CMD...: a case from a command; its output is the diagnostic.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok 0 "$name"; else ok 1 "$name" "$(tail -n 25 <<< "$out")"; fi
+}
+
+finish() {
+	if [ "${KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit
+}
+
+# What the host has where DKMS and make install write by default.
+snapshot() {
+	find /var/lib/dkms /usr/src /lib/modules -maxdepth 3 2>/dev/null | sort
+}
+
+version_h=$(sed -n 's/^#define KVM_STATSFD_VERSION "\(.*\)"/\1/p' \
+	"$TOP/include/kvm_statsfd/version.h")
+# dkms.conf is a shell fragment; read it in a subshell.
+dkms_conf() { (kernel_source_dir=KDIR; . "$TOP/dkms.conf"; eval "echo \"\${$1}\""); }
+VER=$(dkms_conf PACKAGE_VERSION)
+
+check "dkms.conf: PACKAGE_VERSION ($VER) is KVM_STATSFD_VERSION of version.h ($version_h)" \
+	test -n "$VER" -a "$VER" = "$version_h"
+check "dkms.conf: PACKAGE_NAME $PKG, BUILT_MODULE_NAME $MOD, MAKE builds only the module" \
+	test "$(dkms_conf PACKAGE_NAME) $(dkms_conf 'BUILT_MODULE_NAME[0]') $(dkms_conf 'MAKE[0]')" \
+	= "$PKG $MOD make module KDIR=KDIR"
+
+if [ "$(id -u)" != 0 ]; then
+	n=$((n + 1))
+	echo "ok $n - dkms and make install # SKIP not root (dkms needs root)"
+	finish
+fi
+for tool in dkms openssl depmod modinfo; do
+	command -v "$tool" > /dev/null ||
+		{ ok 1 "$tool is installed (scripts/install-deps.sh)"; finish; }
+done
+mapfile -t KERNELS < <(test_kernels) || { ok 1 "test kernels fetched"; finish; }
+before=$(snapshot)
+
+# The source as DKMS gets it: the files the module build needs, no build
+# output (Documentation/install.rst makes it with git archive).
+copy_source() {	# copy_source DIR
+	mkdir -p "$1"
+	(cd "$TOP" && tar -c --exclude='*.o' --exclude='.*.cmd' --exclude='*.ko' \
+		--exclude='*.mod' --exclude='*.mod.c' \
+		Kbuild Makefile dkms.conf src include) | tar -x -C "$1"
+}
+
+# modinfo_checks LABEL FILE RELEASE: the module's metadata.
+modinfo_checks() {
+	local label=$1 f=$2 rel=$3 mi
+	if ! mi=$(modinfo "$f" 2>&1); then
+		ok 1 "$label: modinfo reads $f" "$mi"
+		return
+	fi
+	field() { modinfo -F "$1" "$f" 2>/dev/null; }
+	check "$label: vermagic names $rel" \
+		grep -q "^vermagic: *$rel SMP .*mod_unload" <<< "$mi"
+	check "$label: license GPL" test "$(field license)" = GPL
+	check "$label: author" test -n "$(field author)"
+	check "$label: description" test -n "$(field description)"
+	check "$label: version $version_h" test "$(field version)" = "$version_h"
+	check "$label: srcversion" test -n "$(field srcversion)"
+	check "$label: depends on kvm" test "$(field depends)" = kvm
+	check "$label: name $MOD" test "$(field name)" = "$MOD"
+	check "$label: every parameter is described (mode)" \
+		sh -c 'p=$(modinfo -F parm "$1"); [ -n "$p" ] &&
+			! printf "%s\n" "$p" | grep -qv "^[a-z_]*:[^ ].* ([a-z]*)$" &&
+			printf "%s\n" "$p" | grep -q "^mode:.*superset.*(charp)$" ||
+			{ echo "parm: $p"; exit 1; }' sh "$f"
+	check "$label: retpoline" test "$(field retpoline)" = Y
+}
+
+# A key and certificate to sign with, as DKMS makes for MOK enrolment.
+openssl req -new -x509 -nodes -days 1 -subj "/CN=kvm-statsfd test signing key" \
+	-newkey rsa:2048 -keyout "$T/mok.key" -outform DER -out "$T/mok.der" \
+	> "$T/openssl.log" 2>&1 || ok 1 "openssl made a signing key" "$(cat "$T/openssl.log")"
+
+DK=(--dkmstree "$T/dkms" --sourcetree "$T/usr-src" --installtree "$T/modules")
+mkdir -p "$T/dkms" "$T/modules"
+copy_source "$T/usr-src/$PKG-$VER"
+check "dkms add $PKG/$VER (private trees)" \
+	dkms add -m "$PKG" -v "$VER" "${DK[@]}"
+
+for k in "${KERNELS[@]}"; do
+	read -r series rel root <<< "$k"
+	kdir=$(kdir_of "$rel" "$root")
+	L="[$series]"
+
+	# make install into a private root.
+	src="$T/make-install-$rel"
+	copy_source "$src"
+	dest="$T/root-$rel"
+	if out=$(make -C "$src" install KDIR="$kdir" INSTALL_MOD_PATH="$dest" 2>&1); then
+		ok 0 "$L make install KDIR=... INSTALL_MOD_PATH=<tmp>"
+	else
+		ok 1 "$L make install KDIR=... INSTALL_MOD_PATH=<tmp>" "$(tail -n 25 <<< "$out")"
+	fi
+	# kbuild's INSTALL_MOD_DIR default: extra/ (6.1), updates/ (6.12,
+	# which also compresses to .ko.xz).
+	ko=$(find "$dest/lib/modules/$rel" -name "$MOD.ko*" 2>/dev/null | head -n 1)
+	check "$L make install: lib/modules/$rel/{extra,updates}/$MOD.ko* under INSTALL_MOD_PATH" \
+		grep -Eqx "(extra|updates)/$MOD\.ko(\.xz|\.gz|\.zst)?" <<< "${ko#"$dest/lib/modules/$rel/"}"
+	check "$L make install: depmod -b indexed it (modules.dep)" \
+		grep -Eq "^(extra|updates)/$MOD\.ko(\.xz|\.gz|\.zst)?:" "$dest/lib/modules/$rel/modules.dep"
+	[ -n "$ko" ] && modinfo_checks "$L make install: modinfo" "$ko" "$rel"
+
+	# DKMS: build (signed), install, uninstall.
+	sf=$(find "$root/usr/lib" -path '*/linux-kbuild-*/scripts/sign-file' | head -n 1)
+	if out=$(sign_file=$sf mok_signing_key=$T/mok.key mok_certificate=$T/mok.der \
+		dkms build -m "$PKG" -v "$VER" -k "$rel" --kernelsourcedir "$kdir" \
+		"${DK[@]}" 2>&1); then
+		ok 0 "$L dkms build -k $rel --kernelsourcedir <headers>"
+	else
+		ok 1 "$L dkms build -k $rel --kernelsourcedir <headers>" "$(tail -n 25 <<< "$out")" \
+			"make.log:" "$(tail -n 25 "$T/dkms/$PKG/$VER/build/make.log" 2>/dev/null)"
+	fi
+	built=$(find "$T/dkms/$PKG/$VER/$rel" -path '*/module/*' -name "$MOD.ko*" 2>/dev/null | head -n 1)
+	check "$L dkms build: $MOD.ko in the DKMS tree" test -n "$built"
+	if [ -n "$built" ]; then
+		modinfo_checks "$L dkms: modinfo" "$built" "$rel"
+		check "$L dkms: signed with the configured key (sha256, as the kernel's CONFIG_MODULE_SIG_HASH)" \
+			test "$(modinfo -F signer "$built") $(modinfo -F sig_hashalgo "$built")" \
+			= "kvm-statsfd test signing key sha256"
+	fi
+	# DKMS installs only for a kernel whose module directory exists.
+	mkdir -p "$T/modules/$rel"
+	check "$L dkms install --installtree <tmp> --no-depmod" \
+		dkms install -m "$PKG" -v "$VER" -k "$rel" --kernelsourcedir "$kdir" \
+		--no-depmod "${DK[@]}"
+	check "$L dkms install: $T/modules/$rel/updates/dkms/$MOD.ko" \
+		test -f "$T/modules/$rel/updates/dkms/$MOD.ko"
+	check "$L dkms status: installed" \
+		sh -c 'dkms status "$@" | grep -q "'"$PKG/$VER, $rel"', .*: installed"' sh \
+		-m "$PKG" "${DK[@]}"
+	check "$L dkms uninstall" \
+		dkms uninstall -m "$PKG" -v "$VER" -k "$rel" --no-depmod "${DK[@]}"
+	check "$L dkms uninstall: the module left the install tree" \
+		test ! -e "$T/modules/$rel/updates/dkms/$MOD.ko"
+done
+
+check "dkms remove --all" \
+	dkms remove -m "$PKG" -v "$VER" --all --no-depmod "${DK[@]}"
+check "dkms remove: nothing of $PKG left in the DKMS tree" \
+	sh -c '! find "$1" -mindepth 1 | grep .' sh "$T/dkms/$PKG"
+after=$(snapshot)
+check "nothing written to /var/lib/dkms, /usr/src or /lib/modules of this machine" \
+	diff <(echo "$before") <(echo "$after")
+finish
