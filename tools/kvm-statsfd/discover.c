@@ -321,7 +321,8 @@ int discover_vms(struct vm_proc **out, pid_t only_pid)
 		ret = add_pid(&vms, &n, pid);
 	}
 	closedir(d);
-	qsort(vms, n, sizeof(*vms), cmp_pid);
+	if (n > 1)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(vms, n, sizeof(*vms), cmp_pid);
 out:
 	if (ret) {
 		free_vms(vms, n);
