@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cost of reading stats through kvm_statsfd.ko against KVM's own stats fd,
+ * measured side by side in one boot.  Run as root in the test guest (or on
+ * a real KVM host) with kvm_statsfd NOT loaded; it loads the module itself
+ * ($KVM_STATSFD_KO) and leaves it unloaded.
+ *
+ * Method, per VM size N (1, 8, 64, 256 vCPUs; $BENCH_VCPUS overrides):
+ *  1. create a VM with N vCPUs, run vCPU 0 to HLT once;
+ *  2. with the module not loaded, open KVM's native stats fds for the VM
+ *     and every vCPU;
+ *  3. load the module and open its stats fds on the same vCPUs;
+ *  4. alternate the two sets run by run (A B, B A, ...), each run timing
+ *     many repetitions of one operation; report the median of the runs'
+ *     per-operation times, and ratios of medians.
+ * Opening cost (KVM_GET_STATS_FD + close) is measured last, in blocks:
+ * native with the module unloaded, module loaded, twice over.
+ *
+ * Operations:
+ *  pread_native       one pread of vCPU 0's data block from KVM's fd
+ *  pread_module       the same from the module's fd: the whole data block
+ *                     (the native block, then the module's own)
+ *  pread_module_pfx   the module's fd, only the native prefix (the same
+ *                     bytes KVM's fd copies)
+ *  getppid            the syscall floor
+ *  sweep_native/sweep_module[_pfx]  one pread of every vCPU's data block
+ *  open_native/open_module          KVM_GET_STATS_FD on vCPU 0, then close
+ *
+ * Output: lines "@bench KEY VALUE" (times in ns, sizes in bytes), which
+ * tests/bench/run-read-bench.sh collects.  Exit status 0 on success.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvmstats.h"
+#include "ks_util.h"
+
+#define RUNS		15	/* runs per set; medians over these */
+#define MAX_VCPUS	256
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what, int err)
+{
+	printf("@bench error %s: %s\n", what, strerror(err));
+	fflush(stdout);
+	exit(1);
+}
+
+struct vm {
+	int kvm, fd;
+	void *mem;
+	int n;
+	int vcpu[MAX_VCPUS];
+};
+
+static void vm_create(struct vm *vm, int n)
+{
+	struct kvm_userspace_memory_region r;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	struct kvm_run *run;
+	int i, sz;
+
+	vm->n = n;
+	vm->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (vm->kvm < 0)
+		die("/dev/kvm", errno);
+	vm->fd = ioctl(vm->kvm, KVM_CREATE_VM, 0);
+	if (vm->fd < 0)
+		die("KVM_CREATE_VM", errno);
+	vm->mem = mmap(NULL, KS_GUEST_MEM_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (vm->mem == MAP_FAILED)
+		die("mmap", errno);
+	memcpy((char *)vm->mem + KS_GUEST_CODE_ADDR, ks_code_out_hlt,
+	       ks_code_out_hlt_len);
+	r = (struct kvm_userspace_memory_region){
+		.memory_size = KS_GUEST_MEM_SIZE,
+		.userspace_addr = (uintptr_t)vm->mem,
+	};
+	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &r))
+		die("KVM_SET_USER_MEMORY_REGION", errno);
+	for (i = 0; i < n; i++) {
+		vm->vcpu[i] = ioctl(vm->fd, KVM_CREATE_VCPU, i);
+		if (vm->vcpu[i] < 0)
+			die("KVM_CREATE_VCPU", errno);
+	}
+	/* vCPU 0 runs its OUT and HLT once: its stats are not all zero. */
+	sz = ioctl(vm->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	run = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, vm->vcpu[0], 0);
+	if (run == MAP_FAILED)
+		die("mmap kvm_run", errno);
+	if (ioctl(vm->vcpu[0], KVM_GET_SREGS, &sregs))
+		die("KVM_GET_SREGS", errno);
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	if (ioctl(vm->vcpu[0], KVM_SET_SREGS, &sregs))
+		die("KVM_SET_SREGS", errno);
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = KS_GUEST_CODE_ADDR;
+	regs.rflags = 2;
+	if (ioctl(vm->vcpu[0], KVM_SET_REGS, &regs))
+		die("KVM_SET_REGS", errno);
+	if (ioctl(vm->vcpu[0], KVM_RUN, 0) || ioctl(vm->vcpu[0], KVM_RUN, 0))
+		die("KVM_RUN", errno);
+	munmap(run, sz);
+}
+
+static void vm_destroy(struct vm *vm)
+{
+	int i;
+
+	for (i = 0; i < vm->n; i++)
+		close(vm->vcpu[i]);
+	close(vm->fd);
+	close(vm->kvm);
+	munmap(vm->mem, KS_GUEST_MEM_SIZE);
+}
+
+/* A set of stats fds: one per vCPU, and where their data lies. */
+struct set {
+	int fd[MAX_VCPUS];
+	uint64_t data_off;	/* same for every vCPU fd of a set */
+	size_t data_len;	/* whole data block */
+	size_t native_len;	/* the native prefix (== data_len for KVM's fd) */
+};
+
+static void set_open(struct set *s, const struct vm *vm)
+{
+	struct kvmstats ks;
+	int i;
+
+	for (i = 0; i < vm->n; i++) {
+		s->fd[i] = ioctl(vm->vcpu[i], KVM_GET_STATS_FD, 0);
+		if (s->fd[i] < 0)
+			die("KVM_GET_STATS_FD", errno);
+	}
+	if (kvmstats_open(&ks, dup(s->fd[0])))
+		die(ks.err, EBADMSG);
+	s->data_off = ks.hdr.data_offset;
+	s->data_len = ks.data_size;
+	s->native_len = ks.data_size;
+	for (i = 0; i < (int)ks.num_desc; i++) {
+		/* The module's block starts at its first own stat. */
+		if (!strncmp(ks.descs[i].name, "exit_reasons_", 13) &&
+		    ks.descs[i].offset < s->native_len)
+			s->native_len = ks.descs[i].offset;
+	}
+	kvmstats_close(&ks);
+}
+
+static void set_close(struct set *s, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		close(s->fd[i]);
+}
+
+static unsigned char buf[1 << 20];
+
+/* Per-op time of @reps preads of @len at @off from fd (one vCPU). */
+static double time_pread(int fd, uint64_t off, size_t len, int reps)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < reps; i++)
+		if (pread(fd, buf, len, off) != (ssize_t)len)
+			die("pread", errno ? errno : EIO);
+	return (now_ns() - t0) / reps;
+}
+
+static double time_sweep(const struct set *s, int n, size_t len, int reps)
+{
+	double t0 = now_ns();
+	int i, v;
+
+	for (i = 0; i < reps; i++)
+		for (v = 0; v < n; v++)
+			if (pread(s->fd[v], buf, len, s->data_off) != (ssize_t)len)
+				die("pread (sweep)", errno ? errno : EIO);
+	return (now_ns() - t0) / reps;
+}
+
+static double time_getppid(int reps)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < reps; i++)
+		syscall(SYS_getppid);
+	return (now_ns() - t0) / reps;
+}
+
+static double time_open(int vcpu_fd, int reps)
+{
+	double t0 = now_ns();
+	int i, fd;
+
+	for (i = 0; i < reps; i++) {
+		fd = ioctl(vcpu_fd, KVM_GET_STATS_FD, 0);
+		if (fd < 0)
+			die("KVM_GET_STATS_FD (open cost)", errno);
+		close(fd);
+	}
+	return (now_ns() - t0) / reps;
+}
+
+static void out(const char *key, int n, double v)
+{
+	if (n)
+		printf("@bench %s@%d %.0f\n", key, n, v);
+	else
+		printf("@bench %s %.0f\n", key, v);
+}
+
+static long read_long(const char *path)
+{
+	char b[64] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	return r > 0 ? atol(b) : -1;
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = atol(line + strlen(key) + 1);
+	fclose(f);
+	return v;
+}
+
+static void slab_info(const char *cache)
+{
+	char path[256], link[256];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s", cache);
+	if (lstat(path, &st)) {
+		printf("@bench slab_%s absent\n", cache);
+		return;
+	}
+	/* A symlink means the cache was merged into another. */
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = '\0';
+		printf("@bench slab_%s_merged_into %s\n", cache, link);
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/object_size", cache);
+	printf("@bench slab_%s_object_size %ld\n", cache, read_long(path));
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_size", cache);
+	printf("@bench slab_%s_slab_size %ld\n", cache, read_long(path));
+}
+
+static int bench_vm(int n, int first)
+{
+	static struct set nat, mod;
+	double a[2 * RUNS], b[2 * RUNS], c[2 * RUNS], d[2 * RUNS];
+	double sa[RUNS], sb[RUNS], sc[RUNS];
+	long slab0, slab1, vcpus0;
+	int reps = 400, sreps, r, ret;
+	struct vm vm;
+
+	vm_create(&vm, n);
+	set_open(&nat, &vm);			/* KVM's fds: module not loaded */
+	ret = ks_module_load("");
+	if (ret)
+		die("loading kvm_statsfd", -ret);
+	slab0 = meminfo_kb("Slab:");
+	vcpus0 = ks_objects_read("vcpus");
+	set_open(&mod, &vm);			/* the module's, same vCPUs */
+	slab1 = meminfo_kb("Slab:");
+	if (nat.native_len != nat.data_len || mod.native_len != nat.data_len)
+		die("the module's native prefix differs from KVM's block", EINVAL);
+	printf("@bench data_bytes_native %zu\n@bench data_bytes_module %zu\n",
+	       nat.data_len, mod.data_len);
+	printf("@bench vcpu_states_made@%d %ld\n", n,
+	       ks_objects_read("vcpus") - vcpus0);
+	printf("@bench slab_kb_delta_module_fds@%d %ld\n", n, slab1 - slab0);
+
+	/* Warm up both. */
+	time_pread(nat.fd[0], nat.data_off, nat.data_len, 50);
+	time_pread(mod.fd[0], mod.data_off, mod.data_len, 50);
+
+	for (r = 0; r < RUNS; r++) {
+		/* A B then B A: neither set always goes first. */
+		if (r % 2 == 0) {
+			a[r] = time_pread(nat.fd[0], nat.data_off, nat.data_len, reps);
+			b[r] = time_pread(mod.fd[0], mod.data_off, mod.data_len, reps);
+			c[r] = time_pread(mod.fd[0], mod.data_off, mod.native_len, reps);
+			d[r] = time_getppid(reps);
+		} else {
+			d[r] = time_getppid(reps);
+			c[r] = time_pread(mod.fd[0], mod.data_off, mod.native_len, reps);
+			b[r] = time_pread(mod.fd[0], mod.data_off, mod.data_len, reps);
+			a[r] = time_pread(nat.fd[0], nat.data_off, nat.data_len, reps);
+		}
+	}
+	if (first) {
+		double ma = median(a, RUNS), mb = median(b, RUNS);
+		double mc = median(c, RUNS), md = median(d, RUNS);
+
+		out("pread_native", 0, ma);
+		out("pread_module", 0, mb);
+		out("pread_module_pfx", 0, mc);
+		out("getppid", 0, md);
+		printf("@bench ratio_pread_module/native %.3f\n", mb / ma);
+		printf("@bench ratio_pread_module_pfx/native %.3f\n", mc / ma);
+		printf("@bench ratio_pread_native-floor/module_pfx-floor %.3f\n",
+		       (mc - md) / (ma - md));
+	}
+
+	sreps = n >= 64 ? 4 : 64 / n * 4;
+	for (r = 0; r < RUNS; r++) {
+		if (r % 2 == 0) {
+			sa[r] = time_sweep(&nat, n, nat.data_len, sreps);
+			sb[r] = time_sweep(&mod, n, mod.data_len, sreps);
+			sc[r] = time_sweep(&mod, n, mod.native_len, sreps);
+		} else {
+			sc[r] = time_sweep(&mod, n, mod.native_len, sreps);
+			sb[r] = time_sweep(&mod, n, mod.data_len, sreps);
+			sa[r] = time_sweep(&nat, n, nat.data_len, sreps);
+		}
+	}
+	{
+		double ma = median(sa, RUNS), mb = median(sb, RUNS);
+		double mc = median(sc, RUNS);
+
+		out("sweep_native", n, ma);
+		out("sweep_module", n, mb);
+		out("sweep_module_pfx", n, mc);
+		printf("@bench ratio_sweep_module/native@%d %.3f\n", n, mb / ma);
+		printf("@bench ratio_sweep_module_pfx/native@%d %.3f\n", n, mc / ma);
+		out("sweep_module_per_vcpu", n, mb / n);
+		out("sweep_native_per_vcpu", n, ma / n);
+	}
+
+	if (first) {
+		slab_info("kvm_statsfd_vcpu");
+		slab_info("kvm_statsfd_vm");
+		slab_info("ks_stats_file");
+	}
+	set_close(&mod, n);
+	set_close(&nat, n);
+
+	/* Opening cost, last: native needs the module gone. */
+	if (first) {
+		double on[2 * RUNS], om[2 * RUNS];
+		int blk, i, k = 0;
+
+		ret = ks_module_unload_wait(10000);
+		if (ret)
+			die("unloading kvm_statsfd", -ret);
+		for (blk = 0; blk < 2; blk++) {
+			time_open(vm.vcpu[0], 20);
+			for (i = 0; i < RUNS; i++)
+				on[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
+			ret = ks_module_load("");
+			if (ret)
+				die("loading kvm_statsfd", -ret);
+			time_open(vm.vcpu[0], 20);
+			for (i = 0; i < RUNS; i++)
+				om[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
+			ret = ks_module_unload_wait(10000);
+			if (ret)
+				die("unloading kvm_statsfd", -ret);
+			k += RUNS;
+		}
+		out("open_native", 0, median(on, k));
+		out("open_module", 0, median(om, k));
+		printf("@bench ratio_open_module/native %.3f\n",
+		       median(om, k) / median(on, k));
+	} else {
+		ret = ks_module_unload_wait(10000);
+		if (ret)
+			die("unloading kvm_statsfd", -ret);
+	}
+	vm_destroy(&vm);
+	return 0;
+}
+
+int main(void)
+{
+	const char *env = getenv("BENCH_VCPUS");
+	char list[256], *tok, *save;
+	int first = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (ks_module_loaded() && ks_module_unload_wait(5000))
+		die("kvm_statsfd is loaded and cannot be unloaded", EBUSY);
+	snprintf(list, sizeof(list), "%s", env && *env ? env : "1 8 64 256");
+	printf("@bench runs %d\n", RUNS);
+	for (tok = strtok_r(list, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
+		int n = atoi(tok);
+
+		if (n < 1 || n > MAX_VCPUS)
+			die("BENCH_VCPUS: 1..256", EINVAL);
+		printf("@bench vcpus %d\n", n);
+		bench_vm(n, first);
+		first = 0;
+	}
+	printf("@bench done\n");
+	return 0;
+}
