@@ -39,6 +39,26 @@ host_case() {
 	fi
 }
 
+# host_suite NAME MAKE_ARGS...: a host test program whose output is TAP
+# ending in "N passed, N failed"; its cases join the totals.
+host_suite() {
+	local name=$1 up uf
+	shift
+	step "host: $name"
+	make -s --no-print-directory "$@" > "$RUN/$name.log" 2>&1
+	grep -E '^(not )?ok ' "$RUN/$name.log" |
+		sed "s/^\(not \)\?ok [0-9]* \(- \)\?/&host $name: /"
+	read -r up uf < <(tail -n 1 "$RUN/$name.log" |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p') || true
+	if [ -z "${up:-}" ]; then
+		echo "not ok - host $name did not report a summary"
+		tail -n 20 "$RUN/$name.log" | sed 's/^/#   /'
+		failed=$((failed + 1))
+	else
+		passed=$((passed + up)) failed=$((failed + uf))
+	fi
+}
+
 mapfile -t KERNELS < <(test_kernels) || exit 1
 [ "${#KERNELS[@]}" -gt 0 ] || { echo "no test kernels" >&2; exit 1; }
 build_userspace || exit 1
@@ -46,20 +66,9 @@ build_userspace || exit 1
 step "host: lint"
 host_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
 	"$TOP/tests/vm/lint.sh"
-step "host: unit tests"
-if make -s --no-print-directory -C "$TOP/tests/unit" OUT="$BUILD/unit" run > "$RUN/unit.log" 2>&1; then
-	:
-fi
-grep -E '^(not )?ok ' "$RUN/unit.log" | sed 's/^\(not \)\?ok [0-9]* \(- \)\?/&host unit: /'
-read -r up uf < <(tail -n 1 "$RUN/unit.log" |
-	sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p') || true
-if [ -z "${up:-}" ]; then
-	echo "not ok - host unit tests did not report a summary"
-	tail -n 20 "$RUN/unit.log" | sed 's/^/#   /'
-	failed=$((failed + 1))
-else
-	passed=$((passed + up)) failed=$((failed + uf))
-fi
+
+host_suite unit -C "$TOP/tests/unit" OUT="$BUILD/unit" run
+host_suite exporter-unit -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" run
 
 # One guest per kernel, run side by side (single-threaded TCG uses one
 # core each).
@@ -101,6 +110,8 @@ for k in "${KERNELS[@]}"; do
 	i=$((i + 1))
 	"$TOP/tests/vm/judge.sh" "$out/tests" "[$series]"
 	count "$out/tests/counts"
+	host_case "[$series] exporter: guest /metrics passes promtool" \
+		"$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt"
 
 	# The rig must call both WARN runs failures: with panic_on_warn the
 	# guest never reports, without it the kernel log gives it away.

@@ -65,11 +65,20 @@ build_userspace() {
 		HARNESS="$(harness_dir)" \
 		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2
 	make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
+	make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
 }
 
 # The build-initramfs.sh options that put every test and tool in a guest.
+# The exporter cannot link statically (GnuTLS): it comes with its shared
+# libraries and loader (tools/exporter/build.mk).
 guest_test_payload() {
+	local f
+
 	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
+		--tests "$BUILD/tests-exporter/tests" \
 		--bin "$BUILD/tests-tools/bin/demo-vm" \
 		--bin "$BUILD/tools/kvm-statsfd"
+	for f in "$BUILD/tools/exporter-guest/"*; do
+		echo --bin "$f"
+	done
 }
