@@ -62,7 +62,7 @@
 #include "kvmstats.h"
 #include "ks_util.h"
 
-#define STRESS_SEC	5	/* seconds per test at scale 1 */
+#define STRESS_SEC	4	/* seconds per test at scale 1 */
 #define FREE_WAIT_MS	5000	/* RCU grace period + workqueue, on TCG */
 #define MAX_FILE	65536
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
