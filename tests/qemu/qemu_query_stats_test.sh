@@ -421,6 +421,7 @@ scenario() {
 	# Run SeaBIOS, then stop: the counters are still while we read.
 	qmp '{"execute":"cont"}' > /dev/null
 	sleep "$RUN_SECONDS"
+	mem_running=$(awk '/^MemAvailable/ { print $2 / 1024 " MB" }' /proc/meminfo)
 	qmp '{"execute":"query-status"}' > "$T/$tag.status.run"
 	qmp '{"execute":"stop"}' > /dev/null
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.run"
@@ -478,6 +479,8 @@ if scenario "module" mod; then
 		equals "$(value "$T/mod.vm.run" - vcpus)" 2
 fi
 
+echo "# guest memory: $(awk '/^MemTotal/ { print $2 / 1024 " MB" }' /proc/meminfo) total," \
+	"${mem_running:-?} available while the last VM ran"
 # Keep the answers for the log: the module's stats as QEMU shows them.
 if [ -s "$T/mod.vcpu.run" ]; then
 	echo "# query-stats vcpu with the module, SeaBIOS run ${RUN_SECONDS}s then stopped:"
