@@ -199,13 +199,8 @@ out:
 
 u64 ks_vm_nr_vcpus(struct ks_vm *vm)
 {
-	struct ks_vcpu *kv;
-	unsigned long id;
-	u64 n = 0;
-
-	xa_for_each(&vm->vcpus, id, kv)
-		n++;
-	return n;
+	/* The VM's own count: the module may not have seen every vCPU yet. */
+	return atomic_read(&vm->kvm->online_vcpus);
 }
 
 u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index)

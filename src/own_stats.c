@@ -21,6 +21,9 @@
 
 #define KS_CUMULATIVE(n, f) { .name = n, .offset = KS_FIELD(f), .size = 1, \
 	.flags = KVM_STATS_TYPE_CUMULATIVE | KS_COUNT, .agg = KS_AGG_SUM }
+#define KS_NS_TOTAL(n, f) { .name = n, .offset = KS_FIELD(f), .size = 1, \
+	.exponent = -9, .flags = KVM_STATS_TYPE_CUMULATIVE | KS_NS, \
+	.agg = KS_AGG_SUM }
 #define KS_NS_HIST(n, f) { .name = n, .offset = KS_FIELD(f), \
 	.size = KS_LAT_BUCKETS, .exponent = -9, \
 	.flags = KVM_STATS_TYPE_LOG_HIST | KS_NS, .agg = KS_AGG_SUM }
@@ -50,6 +53,11 @@ static struct ks_stat_def ks_defs[] = {
 	KS_NS_HIST("exit_latency_msr_hist", exit_latency_class_hist[KS_CLASS_MSR]),
 	KS_NS_HIST("exit_latency_hlt_hist", exit_latency_class_hist[KS_CLASS_HLT]),
 	KS_NS_HIST("exit_latency_intr_hist", exit_latency_class_hist[KS_CLASS_INTR]),
+	KS_NS_TOTAL("exit_latency_io_ns", exit_latency_class_ns[KS_CLASS_IO]),
+	KS_NS_TOTAL("exit_latency_npf_ns", exit_latency_class_ns[KS_CLASS_NPF]),
+	KS_NS_TOTAL("exit_latency_msr_ns", exit_latency_class_ns[KS_CLASS_MSR]),
+	KS_NS_TOTAL("exit_latency_hlt_ns", exit_latency_class_ns[KS_CLASS_HLT]),
+	KS_NS_TOTAL("exit_latency_intr_ns", exit_latency_class_ns[KS_CLASS_INTR]),
 	{
 		.name = "guest_ns", .offset = KS_FIELD(guest_ns),
 		.size = 1, .exponent = -9, .agg = KS_AGG_SUM,

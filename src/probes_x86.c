@@ -79,8 +79,11 @@ static __always_inline void ks_exit_handled(struct ks_vcpu *kv, u64 now)
 
 	kv->exit_ns = 0;
 	ks_log_hist_add(c->exit_latency_hist, lat);
-	if (kv->exit_class < KS_NR_CLASSES)
+	if (kv->exit_class < KS_NR_CLASSES) {
 		ks_log_hist_add(c->exit_latency_class_hist[kv->exit_class], lat);
+		WRITE_ONCE(c->exit_latency_class_ns[kv->exit_class],
+			   c->exit_latency_class_ns[kv->exit_class] + lat);
+	}
 	WRITE_ONCE(c->exit_latency_ns, c->exit_latency_ns + lat);
 	if (lat > c->exit_latency_max_ns)
 		WRITE_ONCE(c->exit_latency_max_ns, lat);

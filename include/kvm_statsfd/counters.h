@@ -51,6 +51,7 @@ struct ks_vcpu_counters {
 	u64 exit_latency_ns;
 	u64 exit_latency_max_ns;
 	u64 exit_latency_class_hist[KS_NR_CLASSES][KS_LAT_BUCKETS];
+	u64 exit_latency_class_ns[KS_NR_CLASSES];
 	u64 guest_ns;
 	u64 userspace_exits[KS_USER_EXIT_BUCKETS];
 	u64 io_in_exits;
@@ -120,7 +121,7 @@ struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp);
 /* Sum, or maximum, of one u64 of every vCPU's counters. */
 u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index);
 u64 ks_vm_max_u64(struct ks_vm *vm, unsigned int index);
-/* Number of vCPUs the module has state for. */
+/* Number of vCPUs the VM has. */
 u64 ks_vm_nr_vcpus(struct ks_vm *vm);
 
 /* KVM is destroying @kvm: forget it and free its state after RCU. */

@@ -153,6 +153,15 @@ TEST_F(ext, known_work_exact_counts)
 	EXPECT_GE(val(_metadata, &s, "exit_latency_ns", 0),
 		  val(_metadata, &s, "exit_latency_max_ns", 0));
 	EXPECT_LT(0, val(_metadata, &s, "exit_latency_max_ns", 0));
+	/* Per-class totals: I/O and MSR exits happened, and fit the total. */
+	EXPECT_LT(0, val(_metadata, &s, "exit_latency_io_ns", 0));
+	EXPECT_LT(0, val(_metadata, &s, "exit_latency_msr_ns", 0));
+	EXPECT_GE(val(_metadata, &s, "exit_latency_ns", 0),
+		  val(_metadata, &s, "exit_latency_io_ns", 0) +
+		  val(_metadata, &s, "exit_latency_npf_ns", 0) +
+		  val(_metadata, &s, "exit_latency_msr_ns", 0) +
+		  val(_metadata, &s, "exit_latency_hlt_ns", 0) +
+		  val(_metadata, &s, "exit_latency_intr_ns", 0));
 
 	/* The VM's view: the same sums, its vCPU count, none in guest. */
 	ASSERT_EQ(0, kvmstats_refresh(&vm));

@@ -39,13 +39,13 @@ host_case() {
 	fi
 }
 
-# host_suite NAME MAKE_ARGS...: a host test program whose output is TAP
-# ending in "N passed, N failed"; its cases join the totals.
+# host_suite NAME CMD...: a host test program whose output is TAP ending
+# in "N passed, N failed"; its cases join the totals.
 host_suite() {
 	local name=$1 up uf
 	shift
 	step "host: $name"
-	make -s --no-print-directory "$@" > "$RUN/$name.log" 2>&1
+	"$@" > "$RUN/$name.log" 2>&1
 	grep -E '^(not )?ok ' "$RUN/$name.log" |
 		sed "s/^\(not \)\?ok [0-9]* \(- \)\?/&host $name: /"
 	read -r up uf < <(tail -n 1 "$RUN/$name.log" |
@@ -67,8 +67,12 @@ step "host: lint"
 host_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
 	"$TOP/tests/vm/lint.sh"
 
-host_suite unit -C "$TOP/tests/unit" OUT="$BUILD/unit" run
-host_suite exporter-unit -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" run
+MAKE_QUIET="make -s --no-print-directory"
+host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
+host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
+	O="$BUILD/tests-exporter" run
+# DKMS and make install against every test kernel's headers (~1 min).
+host_suite dkms "$TOP/tests/dkms/test.sh"
 
 # One guest per kernel, run side by side (single-threaded TCG uses one
 # core each).

@@ -66,6 +66,7 @@ build_userspace() {
 		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2
 	make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
 	make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
+	make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
 }
 
 # The build-initramfs.sh options that put every test and tool in a guest.
@@ -76,6 +77,7 @@ guest_test_payload() {
 
 	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
 		--tests "$BUILD/tests-exporter/tests" \
+		--tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root" \
 		--bin "$BUILD/tests-tools/bin/demo-vm" \
 		--bin "$BUILD/tools/kvm-statsfd"
 	for f in "$BUILD/tools/exporter-guest/"*; do
