@@ -184,7 +184,7 @@ struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid)
 	rcu_read_lock();
 	list_for_each_entry_rcu(vm, &ks_vms, node) {
 		xa_for_each(&vm->vcpus, id, kv) {
-			if (rcu_access_pointer(kv->vcpu->pid) == pid) {
+			if (READ_ONCE(kv->pid) == pid) {
 				found = kv;
 				goto out;
 			}

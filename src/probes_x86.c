@@ -158,11 +158,16 @@ static void ks_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
 	u64 now = ktime_get_mono_fast_ns();
 	u32 reason, intr_info, error_code;
+	struct pid *pid;
 	u64 info1, info2;
 	u32 index;
 
 	if (unlikely(!kv))
 		return;
+	/* Which thread runs this vCPU, for the probes that get no vCPU. */
+	pid = task_pid(current);
+	if (unlikely(kv->pid != pid))
+		WRITE_ONCE(kv->pid, pid);
 	if (likely(kv->entry_ns))
 		WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns + now - kv->entry_ns);
 	kv->entry_ns = 0;
@@ -215,7 +220,7 @@ static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 	struct pid *pid = task_pid(current);
 
-	if (likely(kv && rcu_access_pointer(kv->vcpu->pid) == pid))
+	if (likely(kv && READ_ONCE(kv->pid) == pid))
 		return kv;
 	return ks_vcpu_of_pid_slow(pid);
 }

@@ -75,6 +75,7 @@ struct ks_vcpu {
 	struct ks_vcpu_counters c ____cacheline_aligned;
 
 	/* The exit path's own bookkeeping, same writer, not served. */
+	struct pid *pid;	/* thread that last ran it; compared, never used */
 	u64 entry_ns;		/* last VM entry, 0 once exited */
 	u64 exit_ns;		/* last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
@@ -90,7 +91,11 @@ struct ks_vm {
 DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
-/* The vCPU state whose thread is @pid, for probes that get no vCPU. */
+/*
+ * The vCPU state whose thread is @pid, for probes that get no vCPU.  Uses
+ * ks_vcpu.pid, never kvm_vcpu: KVM frees a dying VM's vCPUs without an
+ * RCU grace period after we unlink its state.
+ */
 struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid);
 
 /*

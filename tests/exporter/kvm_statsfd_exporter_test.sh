@@ -354,9 +354,12 @@ for c in 0 1; do
 	ok $? "vCPU $c exit_latency: _sum == exit_latency_ns as seconds, _count > 0" \
 		"sum '$s' total '$t' count '$k'"
 done
-grep -q "^kvm_vcpu_exit_latency_io_seconds_bucket_total{$L,vcpu=\"0\",bound=\"+Inf\"} [1-9]" "$T/m1" &&
-	! grep -q '^kvm_vcpu_exit_latency_io_seconds_sum' "$T/m1"
-ok $? "exit_latency_io_hist (no companion total): bucket counters, no _sum"
+s=$(val "$T/m1" "kvm_vcpu_exit_latency_io_seconds_sum{$L,vcpu=\"0\"}")
+t=$(val "$T/m1" "kvm_vcpu_exit_latency_io_seconds_total{$L,vcpu=\"0\"}")
+grep -q "^kvm_vcpu_exit_latency_io_seconds_bucket{$L,vcpu=\"0\",le=\"+Inf\"} [1-9]" "$T/m1" &&
+	[ -n "$s" ] && [ "$s" = "$t" ]
+ok $? "exit_latency_io_hist with its total exit_latency_io_ns: a histogram, _sum == total" \
+	"sum '$s' total '$t'"
 
 not_decreasing "$T/m1" "$T/m2" > "$T/nd"
 c=$(sed -n 's/^compared \([0-9]*\) up .*/\1/p' "$T/nd")

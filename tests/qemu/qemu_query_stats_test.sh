@@ -41,7 +41,9 @@ grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
 # Names of every stat the module adds (exit_reasons_vmx on Intel hosts).
 MODULE_STATS="exit_reasons_svm exit_reasons_vmx exit_latency_hist
 exit_latency_ns exit_latency_max_ns exit_latency_io_hist exit_latency_npf_hist
-exit_latency_msr_hist exit_latency_hlt_hist exit_latency_intr_hist guest_ns
+exit_latency_msr_hist exit_latency_hlt_hist exit_latency_intr_hist
+exit_latency_io_ns exit_latency_npf_ns exit_latency_msr_ns exit_latency_hlt_ns
+exit_latency_intr_ns guest_ns
 userspace_exits io_in_exits io_out_exits msr_read_exits msr_write_exits
 mmio_reads mmio_writes in_guest vcpus"
 # exit_reasons_svm buckets (Documentation/exit-reasons.rst).

@@ -489,3 +489,16 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 	kvmstats_close(&s);
 	return ret;
 }
+
+int ks_kernel_is_rt(void)
+{
+	FILE *f = fopen("/sys/kernel/realtime", "r");
+	int rt = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &rt) != 1)
+			rt = 0;
+		fclose(f);
+	}
+	return rt == 1;
+}

@@ -133,4 +133,12 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
 		    size_t max_len, char *why, size_t why_len);
 
+/*
+ * 1 on a PREEMPT_RT kernel.  There the module never allocates in its
+ * probes, so a vCPU counts only from when a stats fd is first opened for
+ * it (Documentation/design.rst): tests of counting from creation or from
+ * the first exit after load do not apply.
+ */
+int ks_kernel_is_rt(void);
+
 #endif /* KS_UTIL_H */

@@ -7,14 +7,15 @@
 #
 # The newest ABI of each series is resolved with apt at run time, because the
 # archive drops old ABIs.  Override with KVM_STATSFD_KERNELS, a space-separated
-# list of releases, e.g. "6.1.0-56-amd64 6.12.117+deb12-amd64".
+# list of releases, e.g. "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick
+# series with SERIES (default "6.1 6.12 6.1-rt": 6.1-rt is PREEMPT_RT).
 #
 # Downloads and unpacked trees are cached under $CACHE (default .cache/ in the
 # source tree, gitignored); a second run downloads nothing.
 set -euo pipefail
 
 CACHE=${CACHE:-$(cd "$(dirname "$0")/../.." && pwd)/.cache}
-SERIES=${SERIES:-"6.1 6.12"}
+SERIES=${SERIES:-"6.1 6.12 6.1-rt"}
 log() { echo "  [kernels] $*" >&2; }
 
 # Newest release string of one series, e.g. 6.1 -> 6.1.0-56-amd64.

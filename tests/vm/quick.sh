@@ -5,7 +5,7 @@
 # it, without lint, unit tests or the rig self-test.
 #
 # usage: tests/vm/quick.sh [SERIES] [TEST...]
-#   SERIES  6.1 (default) or 6.12
+#   SERIES  6.1 (default), 6.12 or 6.1-rt
 #   TEST    selftest program names to run (default: all)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
 set -euo pipefail
@@ -13,7 +13,7 @@ set -euo pipefail
 
 want=${1:-6.1}
 shift || true
-k=$(test_kernels | awk -v s="$want" '$1 == s')
+k=$(SERIES="$want" test_kernels | awk -v s="$want" '$1 == s')
 [ -n "$k" ] || { echo "no test kernel of series $want" >&2; exit 2; }
 read -r series rel root <<< "$k"
 

@@ -16,6 +16,12 @@ shift 4
 TIMEOUT=${GUEST_TIMEOUT:-300}
 SMP=${GUEST_SMP:-2}
 MEM=${GUEST_MEM:-1024}
+# PREEMPT_RT kernels refuse kvm_amd without an invariant TSC, which TCG
+# does not advertise by itself.
+case "$kernel" in
+*-rt-amd64*) CPU=${GUEST_CPU:-max,+invtsc,x-force-features=on} ;;
+*) CPU=${GUEST_CPU:-max} ;;
+esac
 
 mkdir -p "$outdir"
 nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
@@ -25,7 +31,7 @@ echo "$nonce" > "$outdir/nonce"
 rc=0
 timeout --foreground -k 5 "$TIMEOUT" \
 	qemu-system-x86_64 \
-	-machine q35 -accel tcg,thread=single -cpu max -smp "$SMP" -m "$MEM" \
+	-machine q35 -accel tcg,thread=single -cpu "$CPU" -smp "$SMP" -m "$MEM" \
 	-nographic -no-reboot -nodefaults \
 	-fw_cfg name=etc/sercon-port,string=0 \
 	-serial "file:$outdir/console.log" \
