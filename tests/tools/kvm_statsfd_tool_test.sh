@@ -162,6 +162,14 @@ grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded"
 
 start_vm "$T/vm.log" -name guest=tooltest -t 40; ok $? "module: demo-vm with 2 vCPUs started"
 sleep 1
+# On PREEMPT_RT the module counts a vCPU only from its first stats fd
+# (Documentation/design.rst): open them once, then let the VM run on.
+RT=0
+[ "$(cat /sys/kernel/realtime 2>/dev/null)" = 1 ] && RT=1
+if [ $RT = 1 ]; then
+	"$KS" show $vm --json > /dev/null 2>&1
+	sleep 1
+fi
 
 r=$(st "$KS" list)
 line=$(awk -v p=$vm '$1 == p' "$T/out")
@@ -191,8 +199,13 @@ ok $((hv <= 0 || hv > s || s - hv > s / 20 + 500)) \
 	"show --json: VM histogram = sum over vCPUs (within 5%)" "vm $hv, vcpus $h0 + $h1 = $s"
 d=$((e0 - h0))
 [ $d -lt 0 ] && d=$((-d))
-ok $((e0 <= 0 || d > e0 / 50 + 10)) "show --json: vCPU 0 histogram total matches native exits" \
-	"exits $e0, histogram $h0"
+if [ $RT = 1 ]; then
+	skip "show --json: vCPU 0 histogram total matches native exits" \
+		"PREEMPT_RT: the module counts from the first stats fd, KVM from creation"
+else
+	ok $((e0 <= 0 || d > e0 / 50 + 10)) "show --json: vCPU 0 histogram total matches native exits" \
+		"exits $e0, histogram $h0"
+fi
 grep -q '"reasons": {' "$T/show1.json" && grep -q '"ioio": [1-9]' "$T/show1.json"
 ok $? "show --json: reasons by name (ioio)"
 

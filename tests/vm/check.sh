@@ -134,6 +134,9 @@ for k in "${KERNELS[@]}"; do
 	done
 done
 
-[ "$skipped" = 0 ] || echo "# $skipped skipped"
-echo "$passed passed, $failed failed"
+if [ "$skipped" = 0 ]; then
+	echo "$passed passed, $failed failed"
+else
+	echo "$passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" = 0 ]

@@ -6,7 +6,8 @@
 #
 # usage: tests/vm/quick.sh [SERIES] [TEST...]
 #   SERIES  6.1 (default), 6.12 or 6.1-rt
-#   TEST    selftest program names to run (default: all)
+#   TEST    selftest program names to run (default: every guest test,
+#           as make check runs them)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,12 +25,13 @@ rm -rf "$out"
 mkdir -p "$out/tests"
 if [ $# -gt 0 ]; then
 	for t in "$@"; do cp "$BUILD/selftests/$t" "$out/tests/"; done
+	payload="--tests $out/tests --bin $BUILD/tools/kvm-statsfd"
 else
-	cp "$BUILD/selftests/"* "$out/tests/"
+	payload=$(guest_test_payload)
 fi
+# shellcheck disable=SC2086 # the payload is a list of options
 "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
-	--module "$BUILD/$rel/module/kvm_statsfd.ko" --tests "$out/tests" \
-	--bin "$BUILD/tools/kvm-statsfd"
+	--module "$BUILD/$rel/module/kvm_statsfd.ko" $payload
 step "[$series] booting $rel"
 "$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
 	"$out/run" test
