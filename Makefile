@@ -11,6 +11,7 @@
 #   make kselftest       run the selftests here, on a real KVM host, as root
 #   make lint            checkpatch --strict, W=1 and sparse against the test kernels
 #   make bench           benchmarks (guest and host), results in build/bench/results.txt
+#   make stress          the race and hostile-input tests, longer, on every kernel
 #   make unit            host-only unit tests of the reader library
 #   make clean
 #
@@ -57,6 +58,9 @@ lint: deps
 bench: deps
 	@tests/vm/bench.sh
 
+stress: deps
+	@tests/vm/stress.sh
+
 unit:
 	$(MAKE) -C tests/unit OUT=$(BUILD)/unit run
 
@@ -72,4 +76,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(BUILD)
 
-.PHONY: all module tools install deps check demo lint bench unit kselftest clean
+.PHONY: all module tools install deps check demo lint bench stress unit kselftest clean

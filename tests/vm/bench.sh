@@ -8,7 +8,9 @@
 #    in-kernel cost per exit against a plain increment (probe_cost), a
 #    guest's exit loop with the module loaded against not (exit_loop), and
 #    whatever else tests/bench builds for the guest;
-#  - on the host: packed against cache-line separated counters (layout).
+#  - on the host: packed against cache-line separated counters (layout);
+#  - in a second boot of the same kernel: the read path, module against
+#    native stats fd (tests/bench/run-read-bench.sh).
 #
 # Every result is a "bench: NAME key=value ..." line, collected in
 # $BUILD/bench/results.txt.  Absolute numbers under TCG are large and
@@ -54,4 +56,7 @@ results="$BUILD/bench/results.txt"
 # The rig's judgement: guest finished, kernel log clean, each program ok.
 "$TOP/tests/vm/judge.sh" "$out/run" "[$series bench]" > "$out/judge.tap" ||
 	{ cat "$out/judge.tap"; echo "benchmark run failed" >&2; exit 1; }
+
+"$TOP/tests/bench/run-read-bench.sh" "$series"
+cat "$BUILD/bench/read-summary.txt" >> "$results"
 echo "results: $results"
