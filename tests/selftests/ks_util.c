@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -501,4 +502,47 @@ int ks_kernel_is_rt(void)
 		fclose(f);
 	}
 	return rt == 1;
+}
+
+int ks_send_fds(int sock, const int *fds, int n)
+{
+	char cbuf[CMSG_SPACE(KS_MAX_PASS_FDS * sizeof(int))] = { 0 };
+	char byte = 'x';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = CMSG_SPACE(n * sizeof(int)),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	if (n < 1 || n > KS_MAX_PASS_FDS)
+		return -1;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+int ks_recv_fds(int sock, int *fds, int n)
+{
+	char cbuf[CMSG_SPACE(KS_MAX_PASS_FDS * sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+
+	if (n < 1 || n > KS_MAX_PASS_FDS)
+		return -1;
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(n * sizeof(int)))
+		return -1;
+	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
+	return 0;
 }

@@ -141,4 +141,9 @@ long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
  */
 int ks_kernel_is_rt(void);
 
+/* Pass up to KS_MAX_PASS_FDS fds over a unix socket (SCM_RIGHTS). */
+#define KS_MAX_PASS_FDS	8
+int ks_send_fds(int sock, const int *fds, int n);
+int ks_recv_fds(int sock, int *fds, int n);
+
 #endif /* KS_UTIL_H */

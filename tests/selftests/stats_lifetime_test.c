@@ -206,45 +206,6 @@ TEST_F(life, fd_outlives_vm_fds)
 	free(after);
 }
 
-static int send_fds(int sock, const int *fds, int n)
-{
-	char cbuf[CMSG_SPACE(8 * sizeof(int))] = { 0 };
-	char byte = 'x';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = CMSG_SPACE(n * sizeof(int)),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fds(int sock, int *fds, int n)
-{
-	char cbuf[CMSG_SPACE(8 * sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(n * sizeof(int)))
-		return -1;
-	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
-	return 0;
-}
-
 /*
  * The child makes a VM, runs it, hands its stats fds and the VM and vCPU
  * fds to us, and exits.  Plain code: no harness asserts in the child.
@@ -269,7 +230,7 @@ static int creator_child(int sock, unsigned int n)
 	fds[3] = vm.vcpu[1].fd;
 	if (fds[0] < 0 || fds[1] < 0)
 		return 3;
-	return send_fds(sock, fds, 4) ? 4 : 0;
+	return ks_send_fds(sock, fds, 4) ? 4 : 0;
 }
 
 TEST_F(life, fd_outlives_creator)
@@ -293,7 +254,7 @@ TEST_F(life, fd_outlives_creator)
 		_exit(creator_child(sv[1], 77));
 	}
 	close(sv[1]);
-	ASSERT_EQ(0, recv_fds(sv[0], fds, 4));
+	ASSERT_EQ(0, ks_recv_fds(sv[0], fds, 4));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));

@@ -794,45 +794,6 @@ TEST_F_TIMEOUT(stress, read_while_vcpus_run, TIMEOUT_S)
 
 #define KILL_VCPUS	3
 
-static int send_fds(int sock, const int *fds, int n)
-{
-	char cbuf[CMSG_SPACE(8 * sizeof(int))] = { 0 };
-	char byte = 'x';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = CMSG_SPACE(n * sizeof(int)),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fds(int sock, int *fds, int n)
-{
-	char cbuf[CMSG_SPACE(8 * sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(n * sizeof(int)))
-		return -1;
-	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
-	return 0;
-}
-
 static void *forever_fn(void *arg)
 {
 	struct ks_vcpu *v = arg;
@@ -866,7 +827,7 @@ static int creator_child(int sock)
 	for (i = 0; i < KILL_VCPUS; i++)
 		if (pthread_create(&t[i], NULL, forever_fn, &vm.vcpu[i]))
 			return 3;
-	if (send_fds(sock, fds, KILL_VCPUS + 2))
+	if (ks_send_fds(sock, fds, KILL_VCPUS + 2))
 		return 4;
 	for (;;)
 		pause();
@@ -899,7 +860,7 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 			_exit(creator_child(sv[1]));
 		}
 		close(sv[1]);
-		if (recv_fds(sv[0], fds, KILL_VCPUS + 2)) {
+		if (ks_recv_fds(sv[0], fds, KILL_VCPUS + 2)) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			ASSERT_TRUE(0) TH_LOG("the child sent no fds (status %d)",
