@@ -32,29 +32,11 @@ KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 PORT=${EXPORTER_TEST_PORT:-19798}
 URL=http://127.0.0.1:$PORT
 T=$(mktemp -d /tmp/kstexp.XXXXXX)
-n=0
-failed=0
+# ok, skip and tap_end: tests/lib/ks-tap.sh (in the guest's /bin).
+. ks-tap.sh
 pids=""
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
-
-ok() {	# ok STATUS NAME [DIAG...]
-	st=$1 name=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-		for l in "$@"; do echo "# $l"; done
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
@@ -405,5 +387,4 @@ cleanup
 # Nothing may pin the module once the exporter and the VMs are gone.
 rmmod kvm_statsfd; ok $? "module unloads after the test"
 [ $was_loaded = 1 ] && insmod "$KO"
-echo "1..$n"
-exit $((failed != 0))
+tap_end

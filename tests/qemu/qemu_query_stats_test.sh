@@ -32,8 +32,8 @@ KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 RUN_SECONDS=${KS_QEMU_RUN_SECONDS:-3}
 T=$(mktemp -d /tmp/ksqemu.XXXXXX)
 SOCK=$T/qmp.sock
-n=0
-failed=0
+# ok, skip and tap_end: tests/lib/ks-tap.sh (in the guest's /bin).
+. ks-tap.sh
 qpid=
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
@@ -51,24 +51,6 @@ SVM_BUCKETS=181
 SVM_IOIO=123
 SVM_MSR=124
 KVM_EXIT_IO=2
-
-ok() {	# ok STATUS NAME [DIAG...]
-	st=$1 name=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-		for l in "$@"; do echo "# $l"; done
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 # check NAME CMD...: one case from a command's status; its output is the
 # diagnostic on failure.
@@ -490,5 +472,4 @@ if [ -s "$T/mod.vcpu.run" ]; then
 	echo "# query-stats vm with the module:"
 	awk '{ print "#   " $0 }' "$T/mod.vm.run"
 fi
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

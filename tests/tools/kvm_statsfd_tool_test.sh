@@ -20,29 +20,11 @@ KS=${KVM_STATSFD:-kvm-statsfd}
 VMM=${DEMO_VM:-demo-vm}
 KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 T=$(mktemp -d /tmp/kstool.XXXXXX)
-n=0
-failed=0
+# ok, skip and tap_end: tests/lib/ks-tap.sh (in the guest's /bin).
+. ks-tap.sh
 vms=""
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
-
-ok() {	# ok COND-STATUS NAME [DIAG...]
-	st=$1 name=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-		for l in "$@"; do echo "# $l"; done
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 cleanup() {
 	for p in $vms; do kill "$p" 2>/dev/null; done
@@ -244,5 +226,4 @@ cleanup
 # Our stats fds and the VMMs are gone: nothing may pin the module.
 rmmod kvm_statsfd; ok $? "module unloads after the test"
 [ $was_loaded = 1 ] && insmod "$KO"
-echo "1..$n"
-exit $((failed != 0))
+tap_end

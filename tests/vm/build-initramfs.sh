@@ -28,6 +28,8 @@ for applet in $(/bin/busybox --list); do
 	[ "$applet" = busybox ] || ln -sf busybox "$stage/bin/$applet"
 done
 install -m 0755 "$here/init.sh" "$stage/init"
+# The TAP helpers the shell tests source (". ks-tap.sh").
+install -m 0644 "$here/../lib/ks-tap.sh" "$stage/bin/ks-tap.sh"
 
 moddir="$root/lib/modules/$rel"
 declare -A seen=()
