@@ -32,52 +32,21 @@ KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 PORT=${EXPORTER_TEST_PORT:-19798}
 URL=http://127.0.0.1:$PORT
 T=$(mktemp -d /tmp/kstexp.XXXXXX)
-# ok, skip and tap_end: tests/lib/ks-tap.sh (in the guest's /bin).
+# ok, skip, tap_end, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh (in the guest's /bin).
 . ks-tap.sh
-pids=""
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
 
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	pids=""
+	kill_bg
 }
 trap 'cleanup; rm -rf "$T"' EXIT
-
-forget() { pids=$(echo " $pids " | sed "s/ $1 / /"); }
-
-# start_vm LOG ARGS...: demo-vm in the background, $vm once it runs.
-start_vm() {
-	log=$1
-	shift
-	"$VMM" "$@" > "$log" 2>&1 &
-	vm=$!
-	pids="$pids $vm"
-	i=0
-	until grep -q running "$log" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 "$vm" 2>/dev/null; then
-			echo "# demo-vm did not start:"
-			sed 's/^/#   /' "$log"
-			return 1
-		fi
-		sleep 0.1
-	done
-	return 0
-}
-
-stop() {
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	forget "$1"
-}
 
 # start_exporter LOG: the exporter in the background, $exp once it answers.
 start_exporter() {
 	"$EXP" --listen "127.0.0.1:$PORT" -v 2> "$1" &
 	exp=$!
-	pids="$pids $exp"
+	bg_pids="$bg_pids $exp"
 	i=0
 	until wget -q -O /dev/null "$URL/" 2>/dev/null; do
 		i=$((i + 1))
@@ -240,11 +209,11 @@ else
 		ok $((r != 0 || ${e:-0} <= 0 || g == 0)) \
 			"native: borrowed stats fds exported (exits > 0, no module stats)" \
 			"wget $r, exits '$e'" "$(cat "$T/exp-native.err")"
-		stop "$vm"
+		stop_bg "$vm"
 	else
 		ok 1 "native: borrowed stats fds exported" "demo-vm did not start"
 	fi
-	stop "$exp"
+	stop_bg "$exp"
 fi
 
 # --- 3. with the module ------------------------------------------------------
@@ -362,7 +331,7 @@ ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
 	"after scrape 1: $(echo "$fds1" | tr '\n' ' ')" \
 	"after scrape 2: $(echo "$fds2" | tr '\n' ' ')"
 
-stop "$vm"
+stop_bg "$vm"
 i=0
 while [ -n "$(stats_fds "$exp")" ] && [ $i -lt 50 ]; do
 	sleep 0.1
@@ -378,7 +347,7 @@ ok $((r != 0 || $? != 0)) "after the VM exits its series are gone" \
 
 kill -TERM "$exp"
 wait "$exp"; r=$?
-forget "$exp"
+forget_bg "$exp"
 ok $((r != 0)) "SIGTERM: exporter exits 0" "got $r" "$(tail -n 5 "$T/exp.err")"
 grep -q "pid $vm: VMM exited" "$T/exp.err"
 ok $? "-v reports the VM going" "$(cat "$T/exp.err")"

@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# TAP helpers for the project's guest-side shell tests (busybox sh):
+# Helpers for the project's guest-side shell tests (busybox sh):
 #   ok STATUS NAME [DIAG...]   case passes when STATUS is 0; DIAG lines are
 #                              printed as comments when it fails
 #   skip NAME REASON           a skipped case
 #   tap_end                    prints the plan; exits 0 only if none failed
+#   start_vm LOG ARGS...       runs $VMM (demo-vm) ARGS in the background,
+#                              waits until it runs, sets $vm; 1 if it died
+#   stop_bg PID / kill_bg      stop one background process / all of them
 # The guest has it at /bin/ks-tap.sh; source it with ". ks-tap.sh".
 
 n=0
 failed=0
+bg_pids=""
 
 ok() {
 	st=$1 name=$2
@@ -26,6 +30,42 @@ ok() {
 skip() {
 	n=$((n + 1))
 	echo "ok $n $1 # SKIP $2"
+}
+
+start_vm() {
+	log=$1
+	shift
+	"$VMM" "$@" > "$log" 2>&1 &
+	vm=$!
+	bg_pids="$bg_pids $vm"
+	i=0
+	until grep -q running "$log" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$vm" 2>/dev/null; then
+			echo "# $VMM did not start:"
+			sed 's/^/#   /' "$log"
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+
+# Forget a background process without stopping it.
+forget_bg() {
+	bg_pids=$(echo " $bg_pids " | sed "s/ $1 / /")
+}
+
+stop_bg() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	forget_bg "$1"
+}
+
+kill_bg() {
+	for p in $bg_pids; do kill "$p" 2>/dev/null; done
+	for p in $bg_pids; do wait "$p" 2>/dev/null; done
+	bg_pids=""
 }
 
 tap_end() {

@@ -20,45 +20,15 @@ KS=${KVM_STATSFD:-kvm-statsfd}
 VMM=${DEMO_VM:-demo-vm}
 KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 T=$(mktemp -d /tmp/kstool.XXXXXX)
-# ok, skip and tap_end: tests/lib/ks-tap.sh (in the guest's /bin).
+# ok, skip, tap_end, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh (in the guest's /bin).
 . ks-tap.sh
-vms=""
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
 
 cleanup() {
-	for p in $vms; do kill "$p" 2>/dev/null; done
-	for p in $vms; do wait "$p" 2>/dev/null; done
-	vms=""
+	kill_bg
 }
 trap 'cleanup; rm -rf "$T"' EXIT
-
-# start_vm LOG ARGS...: start demo-vm in the background, wait until it
-# runs, set $vm.  Returns 1 if it did not start.
-start_vm() {
-	log=$1
-	shift
-	"$VMM" "$@" > "$log" 2>&1 &
-	vm=$!
-	vms="$vms $vm"
-	i=0
-	until grep -q running "$log" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 "$vm" 2>/dev/null; then
-			echo "# demo-vm did not start:"
-			sed 's/^/#   /' "$log"
-			return 1
-		fi
-		sleep 0.1
-	done
-	return 0
-}
-
-stop_vm() {
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	vms=$(echo " $vms " | sed "s/ $1 / /")
-}
 
 # Exit status of a command, its output in $T/out and $T/err.
 st() {
@@ -123,7 +93,7 @@ else
 		ok $((r != 0 || e <= 0 || h != -1)) \
 			"native: borrowed stats fds read (exits > 0, no module histogram)" \
 			"status $r, vcpu0 exits $e, hist $h" "$(cat "$T/err")"
-		stop_vm $vm
+		stop_bg $vm
 	else
 		ok 1 "native: borrowed stats fds read" "demo-vm did not start"
 	fi
@@ -132,7 +102,7 @@ else
 		grep -q "EIO" "$T/err"; g=$?
 		ok $((r != 1 || g != 0)) "native: no fds to borrow gives exit 1 and EIO message" \
 			"status $r" "$(cat "$T/err")"
-		stop_vm $vm
+		stop_bg $vm
 	else
 		ok 1 "native: no fds to borrow gives exit 1 and EIO message" "demo-vm did not start"
 	fi
@@ -219,7 +189,7 @@ ok $((r != 0 || frames != 2 || esc != 0 || g != 0)) \
 	"watch -n 2 without a tty: 2 frames, no escapes, reasons by name" \
 	"status $r, frames $frames, escapes $esc" "$(head -n 12 "$T/out")"
 
-stop_vm $vm
+stop_bg $vm
 r=$(st "$KS" show $vm); ok $((r != 1)) "show of an exited VMM exits 1" "got $r"
 
 cleanup
