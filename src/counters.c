@@ -104,8 +104,8 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 	return vm;
 }
 
-static struct ks_vcpu *ks_vcpu_get_in(struct ks_vm *vm, struct kvm_vcpu *vcpu,
-				      gfp_t gfp)
+struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
+			       gfp_t gfp)
 {
 	struct ks_vcpu *kv, *old;
 
@@ -154,7 +154,7 @@ struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp)
 {
 	struct ks_vm *vm = ks_vm_get(vcpu->kvm, gfp);
 
-	return vm ? ks_vcpu_get_in(vm, vcpu, gfp) : NULL;
+	return vm ? ks_vm_vcpu_get(vm, vcpu, gfp) : NULL;
 }
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu)

@@ -230,7 +230,7 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 
 	if (!sf)
 		return -ENOMEM;
-	sf->kv = ks_vcpu_get(vcpu, GFP_KERNEL_ACCOUNT);
+	sf->kv = ks_vm_vcpu_get(sf->vm, vcpu, GFP_KERNEL_ACCOUNT);
 	if (!sf->kv) {
 		ks_stats_file_free(sf);
 		return -ENOMEM;

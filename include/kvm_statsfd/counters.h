@@ -122,6 +122,9 @@ static __always_inline void ks_inc(u64 *counter)
 /* Sleepable lookups for the stats fd; allocate on first use. */
 struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp);
 struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp);
+/* The same when the caller already has the vCPU's VM state. */
+struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
+			       gfp_t gfp);
 
 /* Sum, or maximum, of one u64 of every vCPU's counters. */
 u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index);
