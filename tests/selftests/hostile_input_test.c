@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "kvmstats.h"
 #include "ks_util.h"
 
@@ -82,12 +83,7 @@ FIXTURE_SETUP(hostile)
 	size_t len;
 	int ret, i;
 
-	if (access("/dev/kvm", R_OK | W_OK))
-		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
-	ks_module_save(&self->mod);
-	ret = ks_module_ensure(variant->mode);
-	ASSERT_EQ(0, ret) TH_LOG("loading %s mode=%s: %s", ks_module_path(),
-				 variant->mode, strerror(-ret));
+	KS_SETUP_MODULE(&self->mod, variant->mode);
 	len = ks_code_cpuid_segments(code, sizeof(code), seg_cpuid, 1);
 	ASSERT_NE(0, len);
 	ret = ks_vm_create(&self->vm, code, len, NR_VCPUS);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "kvmstats.h"
 #include "ks_util.h"
 
@@ -44,12 +45,7 @@ FIXTURE_SETUP(fd)
 	size_t len;
 	int ret, i;
 
-	if (access("/dev/kvm", R_OK | W_OK))
-		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
-	ks_module_save(&self->mod);
-	ret = ks_module_ensure("superset");
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", ks_module_path(),
-				 strerror(-ret));
+	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
 
 	len = ks_code_cpuid_segments(code, sizeof(code), seg_cpuid, 2);

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "kvmstats.h"
 #include "ks_util.h"
 
@@ -259,14 +260,7 @@ FIXTURE(stress) {
 
 FIXTURE_SETUP(stress)
 {
-	int ret;
-
-	if (access("/dev/kvm", R_OK | W_OK))
-		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
-	ks_module_save(&self->mod);
-	ret = ks_module_ensure("superset");
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", ks_module_path(),
-				 strerror(-ret));
+	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
 	self->scale = stress_scale();
 	/* Let the frees of earlier tests' VMs finish, then take the base. */
