@@ -46,7 +46,7 @@ enum ks_exit_class {
  * fd copies it to userspace as it is.  Only u64 fields.
  */
 struct ks_vcpu_counters {
-	u64 exit_reasons[KS_EXIT_BUCKETS_MAX];
+	u64 exit_reasons[KS_SVM_NR_BUCKETS];
 	u64 exit_latency_hist[KS_LAT_BUCKETS];
 	u64 exit_latency_ns;
 	u64 exit_latency_max_ns;
