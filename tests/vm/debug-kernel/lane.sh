@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The "6.12-debug" lane of make check: the debug kernel (build.sh, cached),
+# our module built against it with W=1, one boot running every guest test,
+# and the detector self-test: a boot where rig_detect commits one bug per
+# detector, and one where it calls BUG().  Each of those runs must be judged
+# a failure, with the judge naming the detector that fired.
+#
+# usage: lane.sh OUTDIR
+# Prints TAP lines on stdout and writes "PASSED FAILED SKIPPED" to
+# OUTDIR/counts; exits 0 only if nothing failed.  Steps go to stderr.
+#
+# Under TCG the debug kernel is several times slower than Debian's
+# (KASAN, lockdep, kmemleak), hence its own guest timeout and memory.
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+out=$1
+SERIES=6.12-debug
+export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-1500}
+export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
+passed=0 failed=0 skipped=0
+mkdir -p "$out"
+
+tap() {
+	if [ "$1" = 1 ]; then
+		passed=$((passed + 1)); echo "ok - [$SERIES] $2"
+	else
+		failed=$((failed + 1)); echo "not ok - [$SERIES] $2"
+	fi
+}
+
+finish() {
+	echo "$passed $failed $skipped" > "$out/counts"
+	[ "$failed" = 0 ]
+	exit
+}
+
+step "[$SERIES] building the debug kernel (cached after the first time)"
+if ! k=$("$TOP/tests/vm/debug-kernel/build.sh"); then
+	tap 0 "debug kernel build"
+	finish
+fi
+read -r _ rel root <<< "$k"
+vmlinuz="$root/boot/vmlinuz-$rel"
+
+step "[$SERIES] building kvm_statsfd.ko and rig_detect.ko (W=1) for $rel"
+mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
+mirror_tree "$TOP/tests/rig/detector_module" "$BUILD/$rel/rig_detect" .
+if ! build_module "$rel" "$root" "$BUILD/$rel/module" W=1 ||
+	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1; then
+	tap 0 "module builds against $rel"
+	finish
+fi
+# W=1 warnings about our module count, as in make lint.
+if grep -hE '(warning|error):' "$BUILD/$rel/module/build.log" \
+	"$BUILD/$rel/rig_detect/build.log" >&2; then
+	tap 0 "module builds against $rel with W=1 and no warning"
+else
+	tap 1 "module builds against $rel with W=1 and no warning"
+fi
+
+# shellcheck disable=SC2046 # guest_test_payload is a list of options
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
+	--module "$BUILD/$rel/rig_detect/rig_detect.ko" \
+	$(guest_test_payload); then
+	tap 0 "initramfs for $rel"
+	finish
+fi
+
+step "[$SERIES] booting $rel: selftests (slow: KASAN and lockdep under TCG)"
+t0=$(date +%s)
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/tests" test
+echo "$(( $(date +%s) - t0 ))" > "$out/tests/seconds"
+step "[$SERIES] rig self-test: each detector must fail the run"
+# Without panic_on_warn, so that every fault gets its turn and the guest
+# still reports its kernel log and kmemleak's findings.
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/detect" \
+	detect panic_on_warn=0
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/detect-bug" \
+	detect-bug
+step "[$SERIES] guest runs finished"
+
+"$TOP/tests/vm/judge.sh" "$out/tests" "[$SERIES]"
+read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+if "$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt" \
+	> "$out/promtool.log" 2>&1; then
+	tap 1 "exporter: guest /metrics passes promtool"
+else
+	tap 0 "exporter: guest /metrics passes promtool"
+	sed 's/^/#   /' "$out/promtool.log" | tail -n 20
+fi
+
+# selftest RUN DETECTOR...: the run must be judged a failure, and the judge
+# must have named every one of these detectors.
+selftest() {
+	local run=$1 d
+	shift
+	if "$TOP/tests/vm/judge.sh" "$out/$run" "[$SERIES]" > "$out/$run/judge.tap"; then
+		tap 0 "rig self-test: $run run was judged a pass"
+		return
+	fi
+	tap 1 "rig self-test: $run run judged a failure"
+	for d in "$@"; do
+		if grep -qx "# detector fired: $d" "$out/$run/judge.tap"; then
+			tap 1 "rig self-test: $run: the judge names the $d report"
+		else
+			tap 0 "rig self-test: $run: no $d report recognised"
+			sed 's/^/#   /' "$out/$run/judge.tap" | tail -n 30
+		fi
+	done
+}
+selftest detect KASAN KFENCE lockdep kmemleak sleep-in-atomic UBSAN
+selftest detect-bug BUG
+finish
