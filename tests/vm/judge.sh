@@ -24,7 +24,21 @@ SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|'\
 'possible circular locking|possible recursive locking|lockdep|'\
 'rcu_sched self-detected stall|rcu: INFO|RCU stall|refcount_t:|'\
 'list_add corruption|list_del corruption|UBSAN:|KASAN:|kernel BUG|'\
-'Call Trace:|unreferenced object|hung_task|soft lockup|hard LOCKUP'
+'Call Trace:|unreferenced object|hung_task|soft lockup|hard LOCKUP|'\
+'suspected memory leak|inconsistent lock state|suspicious RCU usage'
+
+# Which detector a report comes from, named on the judge's output (the rig's
+# detector self-test checks that each one was recognised).
+DETECTORS=(
+	'KASAN|BUG: KASAN:'
+	'KFENCE|BUG: KFENCE:'
+	'lockdep|circular locking dependency|recursive locking detected|inconsistent lock state|suspicious RCU usage|irq lock inversion|bad unlock balance|held lock freed|lock held when returning'
+	'kmemleak|unreferenced object|suspected memory leak'
+	'sleep-in-atomic|BUG: sleeping function called from invalid context|BUG: scheduling while atomic'
+	'UBSAN|UBSAN:'
+	'BUG|kernel BUG at|BUG: unable to handle|Oops'
+	'WARN|WARNING: CPU'
+)
 
 # Taint bits we expect from loading our own module: O (out-of-tree, 4096)
 # and E (unsigned, 8192).
@@ -103,6 +117,10 @@ fi
 klog=$(sed -n '/^@@ dmesg-begin/,/^@@ dmesg-end/p' "$outdir/results.txt"; cat "$outdir/console.txt")
 if splats=$(printf '%s\n' "$klog" | grep -E "$SPLATS"); then
 	check 0 "rig: kernel log is clean"
+	for d in "${DETECTORS[@]}"; do
+		printf '%s\n' "$splats" | grep -qE "${d#*|}" &&
+			echo "# detector fired: ${d%%|*}"
+	done
 	printf '%s\n' "$splats" | head -n 20 | sed 's/^/#   /'
 else
 	check 1 "rig: kernel log is clean"
