@@ -27,6 +27,7 @@
 
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/layout.h>
 
 DEFINE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
@@ -117,7 +118,6 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	if (!kv)
 		return NULL;
 	kv->vm = vm;
-	kv->vcpu_id = vcpu->vcpu_id;
 	kv->vcpu = vcpu;
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
 	if (old) {
@@ -203,26 +203,44 @@ u64 ks_vm_nr_vcpus(struct ks_vm *vm)
 	return atomic_read(&vm->kvm->online_vcpus);
 }
 
-u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index)
+/*
+ * Words [@first, @first + @n) of @vm's own block into @buf: one pass over
+ * the vCPUs, each adding its words in, so the cost is O(vCPUs * n), never
+ * a walk of the vCPUs per word.  Each word is loaded whole.  Sleeps.
+ */
+void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 {
 	struct ks_vcpu *kv;
 	unsigned long id;
-	u64 sum = 0;
+	u32 i, seen = 0;
 
-	xa_for_each(&vm->vcpus, id, kv)
-		sum += READ_ONCE(((u64 *)&kv->c)[index]);
-	return sum;
-}
+	memset(buf, 0, n * sizeof(*buf));
+	xa_for_each(&vm->vcpus, id, kv) {
+		const u64 *src = (const u64 *)&kv->c;
 
-u64 ks_vm_max_u64(struct ks_vm *vm, unsigned int index)
-{
-	struct ks_vcpu *kv;
-	unsigned long id;
-	u64 max = 0;
+		for (i = 0; i < n; i++) {
+			u32 w = first + i;
+			u64 v;
 
-	xa_for_each(&vm->vcpus, id, kv)
-		max = max_t(u64, max, READ_ONCE(((u64 *)&kv->c)[index]));
-	return max;
+			switch (ks_own_word_agg(w)) {
+			case KS_AGG_SUM:
+				buf[i] += READ_ONCE(src[w]);
+				break;
+			case KS_AGG_MAX:
+				v = READ_ONCE(src[w]);
+				buf[i] = max(buf[i], v);
+				break;
+			default:
+				break;
+			}
+		}
+		/* A VM may have thousands of vCPUs. */
+		if (!(++seen % 64))
+			cond_resched();
+	}
+	for (i = 0; i < n; i++)
+		if (ks_own_word_agg(first + i) == KS_AGG_NR_VCPUS)
+			buf[i] = ks_vm_nr_vcpus(vm);
 }
 
 /* Drop every CPU's cached pointer into @vm. */
@@ -259,13 +277,14 @@ void ks_vm_destroyed(struct kvm *kvm)
 	queue_rcu_work(ks_wq, &vm->free_work);
 }
 
-unsigned int ks_object_size(const char *what)
+unsigned int ks_vm_state_size(void)
 {
-	if (!strcmp(what, "vm_bytes"))
-		return kmem_cache_size(ks_vm_cache);
-	if (!strcmp(what, "vcpu_bytes"))
-		return kmem_cache_size(ks_vcpu_cache);
-	return ks_stats_file_size();
+	return kmem_cache_size(ks_vm_cache);
+}
+
+unsigned int ks_vcpu_state_size(void)
+{
+	return kmem_cache_size(ks_vcpu_cache);
 }
 
 int ks_counters_init(void)
@@ -283,11 +302,10 @@ int ks_counters_init(void)
 	 * them as the cache's usercopy region (hardened usercopy).
 	 */
 	ks_vcpu_cache = kmem_cache_create_usercopy("kvm_statsfd_vcpu",
-						   sizeof(struct ks_vcpu), 0,
-						   flags,
+						   offsetof(struct ks_vcpu, c) +
+						   ks_own_vcpu_size(), 0, flags,
 						   offsetof(struct ks_vcpu, c),
-						   sizeof_field(struct ks_vcpu, c),
-						   NULL);
+						   ks_own_vcpu_size(), NULL);
 	ks_wq = alloc_workqueue("kvm_statsfd", 0, 0);
 	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
 		ks_counters_exit();

@@ -9,6 +9,7 @@
 #include <linux/align.h>
 #include <linux/kvm_host.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include <kvm_statsfd/counters.h>
@@ -98,6 +99,63 @@ static int ks_kind_build(enum ks_kind_id id)
 	return 0;
 }
 
+struct ks_range {
+	u32 start, end;
+	const u8 *desc;
+};
+
+static int ks_range_cmp(const void *a, const void *b)
+{
+	const struct ks_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Readers such as QEMU size the data block as the sum of the descriptors'
+ * sizes and index it by their offsets: the ranges must tile the block
+ * exactly, with no hole and no overlap, and the block must be that long.
+ * Checked once per kind at load; a module that would serve anything else
+ * refuses to load.
+ */
+static int ks_kind_check_tiling(enum ks_kind_id id)
+{
+	const struct ks_kind *k = &ks_kinds[id];
+	u32 i, n = k->header.num_desc, end = 0;
+	struct ks_range *r;
+	int ret = 0;
+
+	r = kcalloc(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct ks_desc_head h;
+
+		r[i].desc = k->descs + (size_t)i * KS_DESC_SIZE;
+		memcpy(&h, r[i].desc, sizeof(h));
+		r[i].start = h.offset;
+		r[i].end = h.offset + h.size * sizeof(u64);
+	}
+	sort(r, n, sizeof(*r), ks_range_cmp, NULL);
+	for (i = 0; i < n && !ret; i++) {
+		if (r[i].start != end) {
+			pr_err("%s stats: %.*s starts at byte %u of the data block, the stats before it end at %u\n",
+			       k->anon_name, KVM_STATS_NAME_SIZE,
+			       r[i].desc + sizeof(struct ks_desc_head),
+			       r[i].start, end);
+			ret = -EINVAL;
+		}
+		end = r[i].end;
+	}
+	if (!ret && end != k->native_size + k->own_size) {
+		pr_err("%s stats: the descriptors cover %u bytes of a %u-byte data block\n",
+		       k->anon_name, end, k->native_size + k->own_size);
+		ret = -EINVAL;
+	}
+	kfree(r);
+	return ret;
+}
+
 int ks_layout_init(void)
 {
 	int ret;
@@ -105,12 +163,20 @@ int ks_layout_init(void)
 	BUILD_BUG_ON(sizeof(struct ks_desc_head) != 16);
 	BUILD_BUG_ON(sizeof(struct kvm_stats_header) != 24);
 
-	ks_own_stats_init();
+	ret = ks_own_stats_init();
+	if (ret)
+		return ret;
 	ret = ks_kind_build(KS_KIND_VM);
 	if (!ret)
 		ret = ks_kind_build(KS_KIND_VCPU);
-	if (ret)
+	if (!ret)
+		ret = ks_kind_check_tiling(KS_KIND_VM);
+	if (!ret)
+		ret = ks_kind_check_tiling(KS_KIND_VCPU);
+	if (ret) {
+		pr_err("refusing to load: this kernel's stats cannot be served in KVM's binary format\n");
 		ks_layout_exit();
+	}
 	return ret;
 }
 
@@ -122,4 +188,5 @@ void ks_layout_exit(void)
 		kfree(ks_kinds[i].descs);
 		ks_kinds[i].descs = NULL;
 	}
+	ks_own_stats_exit();
 }

@@ -40,9 +40,12 @@ static ssize_t ks_objects_show(struct kobject *kobj,
 	const char *name = attr->attr.name;
 	atomic_long_t *n;
 
-	if (!strcmp(name, "vm_bytes") || !strcmp(name, "vcpu_bytes") ||
-	    !strcmp(name, "file_bytes"))
-		return sysfs_emit(buf, "%u\n", ks_object_size(name));
+	if (!strcmp(name, "vm_bytes"))
+		return sysfs_emit(buf, "%u\n", ks_vm_state_size());
+	if (!strcmp(name, "vcpu_bytes"))
+		return sysfs_emit(buf, "%u\n", ks_vcpu_state_size());
+	if (!strcmp(name, "file_bytes"))
+		return sysfs_emit(buf, "%u\n", ks_stats_file_size());
 	if (!strcmp(name, "vms"))
 		n = &ks_nr_vms;
 	else if (!strcmp(name, "vcpus"))

@@ -7,8 +7,12 @@
  * stats.  Documentation/stats-fd.rst describes every entry.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kvm.h>
+#include <linux/slab.h>
 #include <linux/stddef.h>
+#include <asm/processor.h>
 
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
@@ -81,7 +85,8 @@ static struct ks_stat_def ks_defs[] = {
 		.flags = KVM_STATS_TYPE_INSTANT | KS_COUNT, .agg = KS_AGG_SUM,
 	},
 	{
-		.name = "vcpus", .offset = sizeof(struct ks_vcpu_counters),
+		/* Offset: just past the vCPU block, set at init. */
+		.name = "vcpus",
 		.size = 1, .flags = KVM_STATS_TYPE_INSTANT | KS_COUNT,
 		.agg = KS_AGG_NR_VCPUS, .vm_only = true,
 	},
@@ -90,30 +95,69 @@ static struct ks_stat_def ks_defs[] = {
 const struct ks_stat_def *ks_own_defs = ks_defs;
 unsigned int ks_nr_own_defs = ARRAY_SIZE(ks_defs);
 
-void ks_own_stats_init(void)
+/* How the VM file computes each u64 of its own block. */
+static u8 *ks_vm_word_agg;
+static u32 ks_vcpu_own_words;
+
+bool ks_vendor_is_svm(void)
 {
-	ks_defs[0].name = ks_exit_stat_name();
-	ks_defs[0].size = ks_exit_buckets();
+	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
+	       boot_cpu_data.x86_vendor == X86_VENDOR_HYGON;
 }
 
-u64 ks_vm_aggregate(struct ks_vm *vm, u64 index)
+unsigned int ks_exit_buckets(void)
 {
-	unsigned int i;
+	return ks_vendor_is_svm() ? KS_SVM_NR_BUCKETS : KS_VMX_NR_BUCKETS;
+}
 
+const char *ks_exit_stat_name(void)
+{
+	return ks_vendor_is_svm() ? KVM_STATSFD_EXIT_STAT_SVM :
+				  KVM_STATSFD_EXIT_STAT_VMX;
+}
+
+u32 ks_own_vcpu_size(void)
+{
+	return ks_vcpu_own_words * sizeof(u64);
+}
+
+u32 ks_own_vm_words(void)
+{
+	return ks_vcpu_own_words + 1;	/* "vcpus" */
+}
+
+enum ks_aggregate ks_own_word_agg(u32 word)
+{
+	return ks_vm_word_agg[word];
+}
+
+int ks_own_stats_init(void)
+{
+	unsigned int i, j;
+
+	ks_defs[0].name = ks_exit_stat_name();
+	ks_defs[0].size = ks_exit_buckets();
+	ks_vcpu_own_words = sizeof(struct ks_vcpu_counters) / sizeof(u64) +
+			    ks_exit_buckets();
+	for (i = 0; i < ks_nr_own_defs; i++)
+		if (ks_defs[i].vm_only)
+			ks_defs[i].offset = ks_own_vcpu_size();
+
+	ks_vm_word_agg = kcalloc(ks_own_vm_words(), 1, GFP_KERNEL);
+	if (!ks_vm_word_agg)
+		return -ENOMEM;
 	for (i = 0; i < ks_nr_own_defs; i++) {
 		const struct ks_stat_def *def = &ks_defs[i];
-		u64 first = def->offset / sizeof(u64);
+		u32 first = def->offset / sizeof(u64);
 
-		if (index < first || index >= first + def->size)
-			continue;
-		switch (def->agg) {
-		case KS_AGG_MAX:
-			return ks_vm_max_u64(vm, index);
-		case KS_AGG_NR_VCPUS:
-			return ks_vm_nr_vcpus(vm);
-		default:
-			return ks_vm_sum_u64(vm, index);
-		}
+		for (j = 0; j < def->size; j++)
+			ks_vm_word_agg[first + j] = def->agg;
 	}
-	return 0;	/* padding between stats */
+	return 0;
+}
+
+void ks_own_stats_exit(void)
+{
+	kfree(ks_vm_word_agg);
+	ks_vm_word_agg = NULL;
 }

@@ -36,6 +36,7 @@
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/layout.h>
 
 /* Values of the tracepoints' isa argument (arch/x86/kvm/trace.h). */
 #define KS_ISA_VMX	1
@@ -47,22 +48,6 @@
 
 /* Cached for the exit path; set before the probes are attached. */
 static bool ks_vendor_svm;
-
-static bool ks_host_is_svm(void)
-{
-	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
-	       boot_cpu_data.x86_vendor == X86_VENDOR_HYGON;
-}
-
-unsigned int ks_exit_buckets(void)
-{
-	return ks_host_is_svm() ? KS_SVM_NR_BUCKETS : KS_VMX_NR_BUCKETS;
-}
-
-const char *ks_exit_stat_name(void)
-{
-	return ks_host_is_svm() ? "exit_reasons_svm" : "exit_reasons_vmx";
-}
 
 static __always_inline void ks_log_hist_add(u64 *hist, u64 value)
 {
@@ -268,7 +253,7 @@ int ks_probes_init(void)
 {
 	int i, ret = 0;
 
-	ks_vendor_svm = ks_host_is_svm();
+	ks_vendor_svm = ks_vendor_is_svm();
 	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
 	ks_probes[3].tp = ks_kvm.tp_mmio;
 

@@ -27,7 +27,6 @@
 struct ks_stats_file {
 	const struct ks_kind *kind;
 	struct kvm *kvm;		/* referenced */
-	struct kvm_vcpu *vcpu;		/* vCPU files; lives as long as kvm */
 	struct ks_vm *vm;		/* lives until kvm is destroyed */
 	struct ks_vcpu *kv;		/* vCPU files */
 	const void *native;		/* the kernel's stats struct */
@@ -37,22 +36,50 @@ struct ks_stats_file {
 static struct kmem_cache *ks_file_cache;
 atomic_long_t ks_nr_files;
 
-/* Copy @len bytes of the VM's own block, from byte @off, to @ubuf. */
-static int ks_read_vm_own(struct ks_stats_file *sf, char __user *ubuf,
-			  u64 off, size_t len)
+/* Words of the data block copied per round through the stack. */
+#define KS_BOUNCE_WORDS	64
+
+/*
+ * Words [@first, @first + @n) of the file's data block: the native block
+ * (the kernel's stats struct), then the own block (a vCPU's counters, or
+ * the VM's aggregated from its vCPUs).  Every u64 is loaded whole, so a
+ * reader never sees half of an update.
+ */
+static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 {
-	u64 chunk[16];
-	unsigned int i;
+	u32 native_words = sf->kind->native_size / sizeof(u64);
+	const u64 *own;
+	u32 i;
+
+	for (i = 0; i < n && first + i < native_words; i++)
+		buf[i] = READ_ONCE(((const u64 *)sf->native)[first + i]);
+	if (i == n)
+		return;
+	first += i - native_words;
+	buf += i;
+	n -= i;
+	if (!sf->kv) {
+		ks_vm_own_fill(sf->vm, first, n, buf);
+		return;
+	}
+	own = (const u64 *)&sf->kv->c;
+	for (i = 0; i < n; i++)
+		buf[i] = READ_ONCE(own[first + i]);
+}
+
+/* Copy @len bytes of the data block, from its byte @off, to @ubuf. */
+static int ks_read_data(struct ks_stats_file *sf, char __user *ubuf, u64 off,
+			size_t len)
+{
+	u64 buf[KS_BOUNCE_WORDS];
 
 	while (len) {
-		u64 first = off / sizeof(u64);
-		u64 skip = off % sizeof(u64);
-		size_t n = min_t(size_t, len, sizeof(chunk) - skip);
-		unsigned int words = DIV_ROUND_UP(skip + n, sizeof(u64));
+		u32 skip = off % sizeof(u64);
+		size_t n = min_t(size_t, len, sizeof(buf) - skip);
 
-		for (i = 0; i < words; i++)
-			chunk[i] = ks_vm_aggregate(sf->vm, first + i);
-		if (copy_to_user(ubuf, (u8 *)chunk + skip, n))
+		ks_data_fill(sf, off / sizeof(u64),
+			     DIV_ROUND_UP(skip + n, sizeof(u64)), buf);
+		if (copy_to_user(ubuf, (u8 *)buf + skip, n))
 			return -EFAULT;
 		ubuf += n;
 		off += n;
@@ -67,10 +94,9 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 {
 	const struct ks_kind *k = sf->kind;
 	const struct kvm_stats_header *h = &k->header;
-	u64 native_end = h->data_offset + k->native_size;
 
-	while (len) {
-		const void *src = NULL;
+	while (len && pos < h->data_offset) {
+		const void *src;
 		u64 start, end;
 		size_t n;
 
@@ -82,32 +108,20 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 			start = h->id_offset;
 			end = start + h->name_size;
 			src = sf->id;
-		} else if (pos < h->data_offset) {
+		} else {
 			start = h->desc_offset;
 			end = start + k->descs_size;
 			src = k->descs;
-		} else if (pos < native_end) {
-			start = h->data_offset;
-			end = native_end;
-			src = sf->native;
-		} else {
-			start = native_end;
-			end = k->file_size;
-			src = sf->kv ? (const void *)&sf->kv->c : NULL;
 		}
-
+		/* The blocks follow each other with no padding (layout.c). */
 		n = min_t(u64, len, end - pos);
-		if (src) {
-			if (copy_to_user(ubuf, (const u8 *)src + (pos - start), n))
-				return -EFAULT;
-		} else if (ks_read_vm_own(sf, ubuf, pos - start, n)) {
+		if (copy_to_user(ubuf, (const u8 *)src + (pos - start), n))
 			return -EFAULT;
-		}
 		ubuf += n;
 		pos += n;
 		len -= n;
 	}
-	return 0;
+	return len ? ks_read_data(sf, ubuf, pos - h->data_offset, len) : 0;
 }
 
 static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
@@ -236,7 +250,6 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 		return -ENOMEM;
 	}
 	sf->kind = &ks_kinds[KS_KIND_VCPU];
-	sf->vcpu = vcpu;
 	sf->native = &vcpu->stat;
 	sf->id = vcpu->stats_id;
 	snprintf(name, sizeof(name), "%s:%d", sf->kind->anon_name,

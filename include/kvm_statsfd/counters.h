@@ -43,10 +43,12 @@ enum ks_exit_class {
 
 /*
  * The per-vCPU block of the stats file's data, byte for byte: the stats
- * fd copies it to userspace as it is.  Only u64 fields.
+ * fd serves it as it is, so the descriptors' ranges must tile it (checked
+ * at load).  Only u64 fields.  The exit-reason histogram comes last and
+ * has as many buckets as this host's vendor needs (ks_exit_buckets()): an
+ * Intel host carries 81, not SVM's 181.
  */
 struct ks_vcpu_counters {
-	u64 exit_reasons[KS_SVM_NR_BUCKETS];
 	u64 exit_latency_hist[KS_LAT_BUCKETS];
 	u64 exit_latency_ns;
 	u64 exit_latency_max_ns;
@@ -61,24 +63,26 @@ struct ks_vcpu_counters {
 	u64 mmio_reads;
 	u64 mmio_writes;
 	u64 in_guest;
+	u64 exit_reasons[];
 };
 
 struct ks_vm;
 
 struct ks_vcpu {
-	/* Read-mostly: how the exit path finds and checks this state. */
+	/*
+	 * How the exit path finds and checks this state, and its own
+	 * bookkeeping (same writer, not served): one cache line, the one
+	 * the lookup touches anyway.
+	 */
 	struct kvm_vcpu *vcpu;
 	struct ks_vm *vm;
-	u32 vcpu_id;
-
-	/* Written by the vCPU's thread only; cache-line separated. */
-	struct ks_vcpu_counters c ____cacheline_aligned;
-
-	/* The exit path's own bookkeeping, same writer, not served. */
 	struct pid *pid;	/* thread that last ran it; compared, never used */
 	u64 entry_ns;		/* last VM entry, 0 once exited */
 	u64 exit_ns;		/* last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
+
+	/* Written by the vCPU's thread only; cache-line separated; last. */
+	struct ks_vcpu_counters c ____cacheline_aligned;
 };
 
 struct ks_vm {
@@ -126,9 +130,8 @@ struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp);
 struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 			       gfp_t gfp);
 
-/* Sum, or maximum, of one u64 of every vCPU's counters. */
-u64 ks_vm_sum_u64(struct ks_vm *vm, unsigned int index);
-u64 ks_vm_max_u64(struct ks_vm *vm, unsigned int index);
+/* Words [@first, @first + @n) of the VM file's own block. */
+void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf);
 /* Number of vCPUs the VM has. */
 u64 ks_vm_nr_vcpus(struct ks_vm *vm);
 
@@ -139,8 +142,9 @@ int ks_counters_init(void);
 void ks_counters_exit(void);
 
 /* Live object counts, for leak checks (sysfs). */
-extern atomic_long_t ks_nr_vms, ks_nr_vcpus, ks_nr_files;
-/* Bytes per object of "vm_bytes", "vcpu_bytes" or "file_bytes". */
-unsigned int ks_object_size(const char *what);
+extern atomic_long_t ks_nr_vms, ks_nr_vcpus;
+/* Bytes per object of the VM and vCPU state caches. */
+unsigned int ks_vm_state_size(void);
+unsigned int ks_vcpu_state_size(void);
 
 #endif /* _KVM_STATSFD_COUNTERS_H */

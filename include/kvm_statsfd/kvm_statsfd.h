@@ -38,9 +38,6 @@ void ks_hook_destroy_exit(void);
 
 int ks_probes_init(void);
 void ks_probes_exit(void);
-/* Number of buckets of the exit-reason histogram on this host's vendor. */
-unsigned int ks_exit_buckets(void);
-const char *ks_exit_stat_name(void);
 
 /* Create a stats fd for a VM or a vCPU; returns the fd or -errno. */
 int ks_stats_fd_create_vm(struct kvm *kvm);
@@ -48,6 +45,7 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu);
 
 /* Bytes of one open stats file's private state. */
 unsigned int ks_stats_file_size(void);
+extern atomic_long_t ks_nr_files;
 
 int ks_stats_fd_init(void);
 void ks_stats_fd_exit(void);

@@ -39,10 +39,10 @@ struct ks_stat_def {
 	u32 flags;		/* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
 	s16 exponent;
 	u16 size;		/* number of u64 values */
-	u32 offset;		/* byte offset in struct ks_vcpu_counters */
+	u32 offset;		/* byte offset in the own block */
 	u32 bucket_size;	/* LINEAR_HIST only */
 	enum ks_aggregate agg;
-	bool vm_only;		/* offset is past struct ks_vcpu_counters */
+	bool vm_only;		/* past the vCPU block, in VM files only */
 };
 
 enum ks_kind_id {
@@ -70,12 +70,20 @@ extern bool ks_superset;
 extern const struct ks_stat_def *ks_own_defs;
 extern unsigned int ks_nr_own_defs;
 
-struct ks_vm;
-/* The VM file's own-block u64 at @index: its vCPUs' values aggregated. */
-u64 ks_vm_aggregate(struct ks_vm *vm, u64 index);
+/* This host's vendor, and its exit-reason histogram (own_stats.c). */
+bool ks_vendor_is_svm(void);
+unsigned int ks_exit_buckets(void);
+const char *ks_exit_stat_name(void);
+
+/* Bytes of a vCPU's own block; u64 words of a VM's own block. */
+u32 ks_own_vcpu_size(void);
+u32 ks_own_vm_words(void);
+/* How the VM file computes the u64 at @word of its own block. */
+enum ks_aggregate ks_own_word_agg(u32 word);
 
 /* Fill in the vendor-dependent parts of the own stats table. */
-void ks_own_stats_init(void);
+int ks_own_stats_init(void);
+void ks_own_stats_exit(void);
 
 int ks_layout_init(void);
 void ks_layout_exit(void);
