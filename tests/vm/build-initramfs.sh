@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the test guest's initramfs: busybox-static, the kernel's own kvm and
-# kvm_amd modules with their dependencies (resolved with modinfo, since the
+# vendor modules with their dependencies (resolved with modinfo, since the
 # unpacked image has no modules.dep), our module(s), and the statically
-# linked programs to run.
+# linked programs to run.  KVM_VENDORS (default "kvm_amd kvm_intel") names
+# the vendor modules to include; init loads the one matching the CPU.
 #
 # usage: build-initramfs.sh ROOT RELEASE OUT.cpio.gz [options]
 #   --module FILE.ko   add a module of ours to /lib/modules (repeatable)
@@ -61,8 +62,20 @@ add_with_deps() {
 	order+=("$name")
 }
 
-add_with_deps kvm_amd
-printf '%s\n' "${order[@]}" > "$stage/lib/modules/load-order"
+# Each vendor module present in the kernel, with its own load order
+# (load-order.VENDOR); init loads the one the CPU has.  load-order is the
+# first vendor's, for scripts that know only one.
+nvend=0
+for vendor in ${KVM_VENDORS:-kvm_amd kvm_intel}; do
+	[ -n "${modpath[$vendor]:-}" ] || { echo "  [initramfs] no $vendor in $rel" >&2; continue; }
+	order=()
+	seen=()
+	add_with_deps "$vendor"
+	printf '%s\n' "${order[@]}" > "$stage/lib/modules/load-order.$vendor"
+	[ "$nvend" = 0 ] && cp "$stage/lib/modules/load-order.$vendor" "$stage/lib/modules/load-order"
+	nvend=$((nvend + 1))
+done
+[ "$nvend" -gt 0 ] || { echo "no KVM vendor module in $moddir" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in

@@ -19,14 +19,39 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 R=/dev/ttyS1
 nonce=
 mode=test
+out=serial
+late_pow=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	ks.nonce=*) nonce=${arg#ks.nonce=} ;;
 	ks.mode=*) mode=${arg#ks.mode=} ;;
+	ks.out=e9) out=e9 ;;
+	ks.panic_on_warn=1) late_pow=1 ;;
 	esac
 done
 
-say() { echo "$*" > $R; }
+# Where the boot ends and init begins in the kernel log (at level 3, so
+# that it reaches the quiet console as well).  Under Bochs the
+# stock kernel WARNs at boot, before init: that lane's judge reads the log
+# only from this line on, and panic_on_warn is set here instead of on the
+# command line (ks.panic_on_warn=1).
+echo "<3>ks: init $nonce" > /dev/kmsg
+[ -n "$late_pow" ] && echo 1 > /proc/sys/kernel/panic_on_warn
+
+# Bochs (ks.out=e9): the report goes out through I/O port 0xE9, which is
+# far faster there than a UART; markers are copied to the console too.
+if [ "$out" = e9 ]; then
+	mkfifo /tmp/.ks-report
+	e9cat < /tmp/.ks-report &
+	e9pid=$!
+	exec 9> /tmp/.ks-report
+	R=/tmp/.ks-report
+fi
+
+say() {
+	echo "$*" > $R
+	if [ "$out" = e9 ]; then echo "$*" > /dev/ttyS0; fi
+}
 
 finish() {
 	# Kernels with kmemleak (the debug lane): one scan now, so a leak shows
@@ -39,14 +64,31 @@ finish() {
 	say "@@ dmesg-end"
 	say "@@ taint $(cat /proc/sys/kernel/tainted)"
 	say "@@ done $nonce"
+	if [ "$out" = e9 ]; then
+		exec 9>&-
+		i=0
+		while kill -0 "$e9pid" 2>/dev/null && [ $i -lt 50 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		sleep 1
+	fi
 	sync
 	poweroff -f
 }
 
 say "@@ kernel $(uname -r) mode=$mode"
+say "@@ taint-init $(cat /proc/sys/kernel/tainted)"
 
-# KVM and its dependencies, in the order listed at build time.
-for m in $(cat /lib/modules/load-order); do
+# KVM and its dependencies, in the order listed at build time for the
+# vendor module this CPU needs.
+order=/lib/modules/load-order
+if grep -qw svm /proc/cpuinfo; then
+	[ -f $order.kvm_amd ] && order=$order.kvm_amd
+elif grep -qw vmx /proc/cpuinfo; then
+	[ -f $order.kvm_intel ] && order=$order.kvm_intel
+fi
+for m in $(cat $order); do
 	if ! insmod "/lib/modules/$m.ko"; then
 		say "@@ error cannot load $m"
 		finish

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one test guest under Bochs with Intel VMX (kvm_intel runs in it),
+# with a hard timeout.  The same interface and output as run-guest.sh:
+#
+# usage: run-guest-bochs.sh VMLINUZ INITRD OUTDIR MODE [EXTRA_CMDLINE...]
+# Writes OUTDIR/console.log (COM1: kernel console and init's markers),
+# OUTDIR/results.log (what init reports, sent through I/O port 0xE9 by
+# e9cat and taken out of Bochs's output), OUTDIR/nonce, OUTDIR/qemu.log
+# (Bochs's own log and host messages) and OUTDIR/judge-from-init.
+#
+# The initramfs must carry e9cat (tests/vm/bochs/e9cat.c) and kvm_intel
+# (build-initramfs.sh includes both vendors).  Facts behind the choices
+# here: ../shared/notes/bochs-vmx.md.
+#  - stock 6.12 WARNs twice at boot on Bochs's CPU model, before init: so
+#    panic_on_warn is set by init (ks.panic_on_warn=1) and judge.sh reads
+#    the kernel log from init's marker on (OUTDIR/judge-from-init);
+#  - a panic does not stop Bochs, and a reboot would boot the ISO again:
+#    panic=0 (halt) and this script stops Bochs on "Kernel panic";
+#  - power-off makes Bochs "panic" and exit 1: the exit code means nothing.
+set -euo pipefail
+
+kernel=$1 initrd=$2 outdir=$3 mode=$4
+shift 4
+TIMEOUT=${GUEST_TIMEOUT_BOCHS:-900}
+MEM=${GUEST_MEM_BOCHS:-1024}
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${CACHE:-$here/../../.cache}
+
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+echo "$nonce" > "$outdir/nonce"
+echo init > "$outdir/judge-from-init"
+: > "$outdir/results.log"
+: > "$outdir/console.log"
+
+# panic_on_warn=0 among the extra arguments (the rig's warn-nopanic run)
+# keeps init from setting it.
+pow=ks.panic_on_warn=1
+for a in "$@"; do
+	[ "$a" = panic_on_warn=0 ] && pow=
+done
+
+# isolinux's files, once per machine.
+iso_boot="$CACHE/bochs/isolinux"
+if [ ! -f "$iso_boot/ldlinux.c32" ]; then
+	mkdir -p "$iso_boot.tmp"
+	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 \
+		"$iso_boot.tmp/"
+	rm -rf "$iso_boot"
+	mv "$iso_boot.tmp" "$iso_boot"
+fi
+
+work="$outdir/bochs"
+rm -rf "$work"
+mkdir -p "$work/iso"
+cp "$iso_boot/isolinux.bin" "$iso_boot/ldlinux.c32" "$work/iso/"
+cp "$kernel" "$work/iso/vmlinuz"
+cp "$initrd" "$work/iso/initrd"
+# clocksource=hpet tsc=unstable: the guest otherwise trusts a 3.5 GHz TSC
+# and its busy time runs ~60 times slow.
+cat > "$work/iso/isolinux.cfg" <<CFG
+default ks
+prompt 0
+timeout 0
+label ks
+  kernel vmlinuz
+  append initrd=initrd console=ttyS0 panic=0 oops=panic quiet loglevel=4 mitigations=off clocksource=hpet tsc=unstable ks.out=e9 $pow ks.nonce=$nonce ks.mode=$mode $*
+CFG
+xorriso -as mkisofs -quiet -o "$work/guest.iso" -b isolinux.bin -c boot.cat \
+	-no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" \
+	> "$work/xorriso.log" 2>&1
+rm -rf "$work/iso"
+
+# Bochs does not expand ${VARS} in its rc file: write it out.  ignore_bad_msrs:
+# KVM reads MSRs Bochs lacks (IA32_DEBUGCTL on every entry); error: ignore
+# keeps that from logging a line per VM exit.
+cat > "$work/bochsrc" <<RC
+plugin_ctrl: unmapped=1, biosdev=1, speaker=0, extfpuirq=0, parallel=0, gameport=0, iodebug=0, serial=1
+config_interface: textconfig
+display_library: rfb, options="timeout=0"
+memory: guest=$MEM, host=$MEM
+romimage: file=/usr/share/bochs/BIOS-bochs-latest, options=fastboot
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+cpu: model=corei7_skylake_x, count=1, ips=60000000, reset_on_triple_fault=1, ignore_bad_msrs=1
+pci: enabled=1, chipset=i440fx
+ata0-master: type=cdrom, path=$work/guest.iso, status=inserted
+boot: cdrom
+clock: sync=none, time0=local
+com1: enabled=1, mode=file, dev=$outdir/console.log
+port_e9_hack: enabled=1
+log: $work/bochs.log
+panic: action=fatal
+error: action=ignore
+info: action=report
+debug: action=ignore
+mouse: enabled=0
+RC
+# The built-in debugger stops at its prompt unless told to continue.
+echo c > "$work/debugger.rc"
+
+start=$(date +%s)
+(cd "$work" && exec timeout -k 5 "$TIMEOUT" nice -n "${BOCHS_NICE:-5}" \
+	bochs -q -f "$work/bochsrc" -rc "$work/debugger.rc" \
+	</dev/null >"$work/stdout" 2>"$work/stderr") &
+pid=$!
+why=
+while kill -0 "$pid" 2>/dev/null; do
+	if grep -q 'Kernel panic' "$outdir/console.log" 2>/dev/null; then
+		why="guest panicked"
+		sleep 2	# the rest of the panic message
+		kill "$pid" 2>/dev/null || true
+		break
+	fi
+	sleep 1
+done
+rc=0
+wait "$pid" || rc=$?
+end=$(date +%s)
+
+{
+	cat "$work/stderr" "$work/bochs.log" 2>/dev/null
+	echo "@@ host: bochs ran $((end - start))s, exit status $rc"
+	[ -n "$why" ] && echo "@@ host: stopped bochs: $why"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "@@ host: guest timed out after ${TIMEOUT}s"
+	fi
+} > "$outdir/qemu.log"
+# Bochs's stdout: its banner and debugger lines around what the guest
+# wrote to port 0xE9.
+sed -n '/^@@ /,$p' "$work/stdout" | grep -Ev '^\(0\)\.?\[' > "$outdir/results.log" || true
+rm -f "$work/guest.iso"
+exit 0
