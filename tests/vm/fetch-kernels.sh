@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fetch and unpack the Debian test kernels (image + headers) without
-# installing them.  Prints one line per kernel: "<series> <release> <root>",
-# where <root> is the unpacked tree holding boot/, lib/modules/ and usr/src/.
+# Fetch and unpack the Debian test kernels without installing them.  Prints
+# one line per kernel: "<series> <release> <root>", where <root> is the
+# unpacked tree holding boot/vmlinuz-<release>, boot/config-<release> and
+# lib/modules/<release>/, and <root>/.builder says how to build a module for
+# it (see tests/vm/lib.sh, build_module):
+#
+#   series   Debian release    built with          builder
+#   6.1      12 (bookworm)     the host's gcc-12   host (headers in <root>)
+#   6.12     12 (bookworm)     the host's gcc-12   host (headers in <root>)
+#   6.1-rt   12 (bookworm)     the host's gcc-12   host (headers in <root>)
+#   5.10     11 (bullseye)     gcc-10              chroot bullseye
+#   newest   unstable (sid)    sid's gcc           chroot sid
+#
+# The chroot builders install the headers with that release's apt inside
+# the chroot (tests/vm/chroot.sh), as DKMS would build on such a host.
 #
 # The newest ABI of each series is resolved with apt at run time, because the
-# archive drops old ABIs.  Override with KVM_STATSFD_KERNELS, a space-separated
-# list of releases, e.g. "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick
-# series with SERIES (default "6.1 6.12 6.1-rt": 6.1-rt is PREEMPT_RT).
+# archive drops old ABIs.  Bookworm's kernels come through the host's apt;
+# bullseye, bullseye-security and sid through a private apt configuration
+# under $CACHE/apt, so that the host's apt setup is not changed.  Override
+# with KVM_STATSFD_KERNELS, a space-separated list of releases, e.g.
+# "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick series with SERIES
+# (default "6.1 6.12 6.1-rt").
 #
 # Downloads and unpacked trees are cached under $CACHE (default .cache/ in the
 # source tree, gitignored); a second run downloads nothing.
@@ -16,7 +31,77 @@ set -euo pipefail
 
 CACHE=${CACHE:-$(cd "$(dirname "$0")/../.." && pwd)/.cache}
 SERIES=${SERIES:-"6.1 6.12 6.1-rt"}
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+PAPT="$CACHE/apt"
 log() { echo "  [kernels] $*" >&2; }
+
+# Where a series comes from: "host" (the host's apt, bookworm) or "extra"
+# (the private apt configuration).
+origin_of() {
+	case "$1" in
+	5.10 | newest) echo extra ;;
+	*) echo host ;;
+	esac
+}
+
+# How a module is built for a series: "host" or "chroot <release>".
+builder_of() {
+	case "$1" in
+	5.10) echo "chroot bullseye" ;;
+	newest) echo "chroot sid" ;;
+	*) echo host ;;
+	esac
+}
+
+# The private apt configuration: its own sources, lists, cache and an
+# empty dpkg status, so that nothing of /etc/apt or /var/lib/apt is used.
+# sid's InRelease is often past its Valid-Until on the mirrors; the
+# signature is still checked.
+papt_opts() {
+	echo -o "Dir::Etc=$PAPT/etc" -o "Dir::State=$PAPT/state" \
+		-o "Dir::Cache=$PAPT/cache" -o "Dir::State::status=$PAPT/state/status" \
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root
+}
+
+papt_setup() {
+	local list="$PAPT/state/lists" fresh
+	mkdir -p "$PAPT/etc/sources.list.d" "$PAPT/etc/preferences.d" \
+		"$PAPT/etc/apt.conf.d" "$list/partial" "$PAPT/cache/archives/partial"
+	[ -f "$PAPT/state/status" ] || : > "$PAPT/state/status"
+	cat > "$PAPT/etc/sources.list.new" <<-EOS
+	deb [signed-by=$KEYRING] $MIRROR bullseye main
+	deb [signed-by=$KEYRING] $SECURITY bullseye-security main
+	deb [signed-by=$KEYRING check-valid-until=no] $MIRROR sid main
+	EOS
+	if ! cmp -s "$PAPT/etc/sources.list.new" "$PAPT/etc/sources.list"; then
+		mv "$PAPT/etc/sources.list.new" "$PAPT/etc/sources.list"
+		rm -f "$list/.stamp"
+	else
+		rm -f "$PAPT/etc/sources.list.new"
+	fi
+	# Refresh twice a day: the newest ABI of sid moves fast.
+	fresh=$(find "$list/.stamp" -mmin -720 2>/dev/null || true)
+	if [ -z "$fresh" ]; then
+		log "updating the private apt lists (bullseye, bullseye-security, sid)"
+		# shellcheck disable=SC2046
+		apt-get $(papt_opts) update -qq 2>&1 | grep -v unsandboxed >&2 || true
+		touch "$list/.stamp"
+	fi
+}
+
+# apt_for SERIES CMD ARGS...: apt-get/apt-cache with the series' origin.
+apt_for() {
+	local s=$1 cmd=$2
+	shift 2
+	if [ "$(origin_of "$s")" = extra ]; then
+		# shellcheck disable=SC2046
+		"$cmd" $(papt_opts) "$@"
+	else
+		"$cmd" "$@"
+	fi
+}
 
 # Newest release string of one series, e.g. 6.1 -> 6.1.0-56-amd64.
 newest_release() {
@@ -25,27 +110,38 @@ newest_release() {
 	6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
 	6.1-rt) re='^linux-image-6\.1\.0-[0-9]+-rt-amd64$' ;;
 	6.12) re='^linux-image-6\.12\.[0-9]+\+deb12-amd64$' ;;
+	5.10) re='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
+	# The private lists hold only bullseye and sid: sid's are +debNN.
+	newest) re='^linux-image-[0-9]+\.[0-9]+\.[0-9]+\+deb[0-9]+-amd64$' ;;
 	*) echo "unknown kernel series '$1'" >&2; return 1 ;;
 	esac
-	apt-cache pkgnames linux-image- | grep -E "$re" | sort -V | tail -n 1 |
-		sed 's/^linux-image-//'
+	apt_for "$1" apt-cache pkgnames linux-image- | grep -E "$re" |
+		sort -V | tail -n 1 | sed 's/^linux-image-//'
 }
 
 series_of() {
 	case "$1" in
 	6.1.0-*-rt-amd64) echo 6.1-rt ;;
 	6.1.0-*) echo 6.1 ;;
-	6.12.*) echo 6.12 ;;
+	6.12.*+deb12-*) echo 6.12 ;;
+	5.10.0-*) echo 5.10 ;;
+	*+deb1[3-9]-amd64 | *+deb[2-9][0-9]-amd64) echo newest ;;
 	*) echo unknown ;;
 	esac
 }
 
-# The packages that make up a bootable image plus an out-of-tree build tree.
+# The packages to unpack: the image (sid splits it into linux-binary-*,
+# linux-modules-* and linux-base-*, which the image package depends on),
+# plus, for host-built series, the headers and what they include.
 packages_of() {
-	local rel=$1 deps
+	local s=$1 rel=$2 deps
 
-	echo "linux-image-$rel linux-headers-$rel"
-	deps=$(apt-cache depends "linux-headers-$rel" 2>/dev/null |
+	echo "linux-image-$rel"
+	apt_for "$s" apt-cache depends "linux-image-$rel" 2>/dev/null |
+		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\$/\\1/p"
+	[ "$(builder_of "$s")" = host ] || return 0
+	echo "linux-headers-$rel"
+	deps=$(apt_for "$s" apt-cache depends "linux-headers-$rel" 2>/dev/null |
 		sed -n 's/^ *|\?Depends: \(linux-\(headers\|kbuild\)-[^ ]*\)$/\1/p')
 	[ -n "$deps" ] || { echo "no headers package for $rel" >&2; return 1; }
 	echo "$deps"
@@ -58,19 +154,39 @@ ensure_apt_lists() {
 	fi
 }
 
+# Give every root the same shape: boot/vmlinuz-REL, boot/config-REL and
+# lib/modules/REL, whichever of /lib or /usr/lib the packages used.
+normalise_root() {
+	local root=$1 rel=$2
+	if [ ! -e "$root/lib/modules/$rel" ] && [ -d "$root/usr/lib/modules/$rel" ]; then
+		mkdir -p "$root/lib/modules"
+		ln -s "../../usr/lib/modules/$rel" "$root/lib/modules/$rel"
+	fi
+	mkdir -p "$root/boot"
+	local f
+	for f in vmlinuz config System.map; do
+		[ -e "$root/boot/$f-$rel" ] && continue
+		[ -e "$root/usr/lib/modules/$rel/$f" ] || continue
+		ln -s "../usr/lib/modules/$rel/$f" "$root/boot/$f-$rel"
+	done
+	[ -e "$root/boot/vmlinuz-$rel" ] ||
+		{ echo "no vmlinuz in the packages of $rel" >&2; return 1; }
+}
+
 fetch_one() {
-	local rel=$1 root debs="$CACHE/debs" pkg
+	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs
 
 	root="$CACHE/kernels/$rel"
 	if [ -f "$root/.unpacked" ]; then
-		echo "$(series_of "$rel") $rel $root"
+		echo "$s $rel $root"
 		return
 	fi
 	mkdir -p "$debs"
-	for pkg in $(packages_of "$rel"); do
+	pkgs=$(packages_of "$s" "$rel")
+	for pkg in $pkgs; do
 		if ! ls "$debs/${pkg}_"*.deb >/dev/null 2>&1; then
 			log "downloading $pkg"
-			(cd "$debs" && apt-get download -q "$pkg" 2>&1 |
+			(cd "$debs" && apt_for "$s" apt-get download -q "$pkg" 2>&1 |
 				grep -v -e '^Get:' -e 'unsandboxed' >&2 || true)
 			ls "$debs/${pkg}_"*.deb >/dev/null 2>&1 ||
 				{ echo "download of $pkg failed" >&2; return 1; }
@@ -79,34 +195,46 @@ fetch_one() {
 	log "unpacking $rel"
 	rm -rf "$root.tmp"
 	mkdir -p "$root.tmp"
-	for pkg in $(packages_of "$rel"); do
+	for pkg in $pkgs; do
 		dpkg -x "$(ls "$debs/${pkg}_"*.deb | sort -V | tail -n 1)" "$root.tmp"
 	done
-	# The arch headers' Makefile includes the common headers by absolute
-	# path; point it into the unpacked tree instead.
-	sed -i "s|/usr/src/|$root/usr/src/|g" \
-		"$root.tmp/usr/src/linux-headers-$rel/Makefile"
+	if [ "$(builder_of "$s")" = host ]; then
+		# The arch headers' Makefile includes the common headers by
+		# absolute path; point it into the unpacked tree instead.
+		sed -i "s|/usr/src/|$root/usr/src/|g" \
+			"$root.tmp/usr/src/linux-headers-$rel/Makefile"
+	fi
+	normalise_root "$root.tmp" "$rel"
+	builder_of "$s" > "$root.tmp/.builder"
 	touch "$root.tmp/.unpacked"
 	rm -rf "$root"
 	mv "$root.tmp" "$root"
-	echo "$(series_of "$rel") $rel $root"
+	echo "$s $rel $root"
 }
 
 main() {
-	local rels s
+	local s r pairs=()
 	if [ -n "${KVM_STATSFD_KERNELS:-}" ]; then
-		rels=$KVM_STATSFD_KERNELS
+		for r in $KVM_STATSFD_KERNELS; do
+			s=$(series_of "$r")
+			[ "$(origin_of "$s")" = host ] || papt_setup
+			pairs+=("$s $r")
+		done
 	else
-		ensure_apt_lists
-		rels=
 		for s in $SERIES; do
+			if [ "$(origin_of "$s")" = extra ]; then
+				papt_setup
+			else
+				ensure_apt_lists
+			fi
 			r=$(newest_release "$s")
 			[ -n "$r" ] || { echo "no kernel found for series $s" >&2; exit 1; }
-			rels="$rels $r"
+			pairs+=("$s $r")
 		done
 	fi
-	for r in $rels; do
-		fetch_one "$r"
+	for r in "${pairs[@]}"; do
+		# shellcheck disable=SC2086
+		fetch_one $r
 	done
 }
 

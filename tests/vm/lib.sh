@@ -31,11 +31,25 @@ mirror_tree() {
 		done
 }
 
+# How a module is built for a kernel: "host" (make against the headers
+# unpacked in ROOT, with the host's compiler) or "chroot NAME" (inside the
+# cached chroot of that Debian release, with its compiler and its apt's
+# headers: tests/vm/chroot.sh).  fetch-kernels.sh writes ROOT/.builder;
+# trees without one (the debug kernel) are host builds.
+builder_of_root() {
+	cat "$1/.builder" 2>/dev/null || echo host
+}
+
 # build_module REL ROOT OUT [make args...]: build the mirrored module in OUT
 # for one kernel; the log goes to OUT/build.log and to stderr on failure.
 build_module() {
-	local rel=$1 root=$2 out=$3
+	local rel=$1 root=$2 out=$3 builder
 	shift 3
+	read -r -a builder <<< "$(builder_of_root "$root")"
+	if [ "${builder[0]}" = chroot ]; then
+		"$TOP/tests/vm/chroot.sh" build "${builder[1]}" "$rel" "$out" "$@"
+		return
+	fi
 	if ! make -C "$(kdir_of "$rel" "$root")" M="$out" "$@" modules \
 		>"$out/build.log" 2>&1; then
 		cat "$out/build.log" >&2
@@ -44,13 +58,45 @@ build_module() {
 	fi
 }
 
-# Our module and the rig's WARN module for one kernel, in BUILD/REL/.
-build_modules_for() {
+# The one build of our module for a kernel, in BUILD/REL/module: with W=1
+# and sparse (C=1), which change no generated code, so that lint reads its
+# log and the guests load the very same kvm_statsfd.ko.
+build_module_once() {
 	local rel=$1 root=$2
+	# From scratch: an incremental build would not repeat the warnings
+	# of files it does not recompile.
+	rm -rf "$BUILD/$rel/module"
 	mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
-	build_module "$rel" "$root" "$BUILD/$rel/module"
+	build_module "$rel" "$root" "$BUILD/$rel/module" W=1 C=1
+}
+
+# The rig's WARN module (its self-test), in BUILD/REL/rig_warn.
+build_rig_warn() {
+	local rel=$1 root=$2
 	mirror_tree "$TOP/tests/rig/warn_module" "$BUILD/$rel/rig_warn" .
 	build_module "$rel" "$root" "$BUILD/$rel/rig_warn"
+}
+
+# Our module and the rig's WARN module for one kernel, in BUILD/REL/.
+build_modules_for() {
+	build_module_once "$1" "$2" && build_rig_warn "$1" "$2"
+}
+
+# Kernel command line of the test guests, for the kernel in ROOT: no zeroing
+# of every allocation (Debian enables INIT_ON_ALLOC_DEFAULT_ON, which hides
+# a missing initialisation), no slab merging (a leak or overrun stays in its
+# own cache), and KFENCE sampling where the kernel has it (Debian builds it
+# with sample_interval=0, off).  The guests have no PMU under TCG, so the
+# perf NMI (hard lockup) watchdog cannot run there; soft lockups and hung
+# tasks are reported by the kernels' own detectors, which the judge reads.
+guest_cmdline() {
+	local rel=$1 root=$2 cfg
+	cfg="$root/boot/config-$rel"
+	printf 'init_on_alloc=0 slab_nomerge'
+	if grep -qx 'CONFIG_KFENCE=y' "$cfg" 2>/dev/null; then
+		printf ' kfence.sample_interval=%s' "${KFENCE_INTERVAL:-10}"
+	fi
+	echo
 }
 
 harness_dir() {

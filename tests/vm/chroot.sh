@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build chroots: a minimal Debian system of one release with that release's
+# compiler, make, kmod, sparse and pahole, and the kernel headers installed
+# by the release's own apt.  A module built in it is built the way DKMS
+# builds it on a host running that release (same gcc, headers at their
+# real /usr/src paths, which the headers' Makefiles name absolutely).
+#
+# usage: chroot.sh ensure NAME RELEASE
+#          create (once) and print the chroot of NAME (bullseye, sid) with
+#          linux-headers-RELEASE installed and older headers purged
+#        chroot.sh build NAME RELEASE DIR [make args...]
+#          build the module whose Kbuild and sources are in DIR (symlinks
+#          are followed) inside the chroot; DIR receives the *.ko files
+#          and build.log.  Fails, printing the log, when the build fails.
+#
+# Chroots are cached under $CACHE/chroots/NAME; a warm `ensure` costs one
+# dpkg query.  Concurrent callers are serialised on a lock per chroot.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${CACHE:-$(cd "$here/../.." && pwd)/.cache}
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# Bump when the chroot's contents change, so that cached ones are rebuilt.
+FORMAT=1
+log() { echo "  [chroot] $*" >&2; }
+
+# The apt source lines of a build release.  sid's InRelease is often past
+# its Valid-Until on the mirrors; its signature is still checked.
+sources_of() {
+	case "$1" in
+	bullseye)
+		echo "deb $MIRROR bullseye main"
+		echo "deb $SECURITY bullseye-security main"
+		;;
+	sid)
+		echo "deb [check-valid-until=no] $MIRROR sid main"
+		;;
+	*) echo "unknown build release '$1'" >&2; return 1 ;;
+	esac
+}
+
+# What DKMS needs on such a host; the headers bring the right gcc.
+BASE_PKGS="make kmod bc sparse dwarves libc6-dev debian-archive-keyring"
+
+# run_in DIR CMD...: run a command inside the chroot, with the network
+# configuration apt needs and nothing of the host mounted.
+run_in() {
+	local dir=$1
+	shift
+	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+create() {
+	local name=$1 rel=$2 dir=$3 t0
+	t0=$(date +%s)
+	log "creating the $name chroot (once; a few minutes)"
+	rm -rf "$dir.tmp"
+	mkdir -p "$(dirname "$dir")"
+	# shellcheck disable=SC2046 # one argument per source line
+	if ! nice -n 10 mmdebstrap --variant=minbase --quiet \
+		--aptopt='Acquire::Check-Valid-Until "false"' \
+		--include="$(echo $BASE_PKGS linux-headers-$rel | tr ' ' ,)" \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		"$name" "$dir.tmp" "$(sources_of "$name")" \
+		> "$CACHE/chroots/$name.create.log" 2>&1; then
+		tail -n 30 "$CACHE/chroots/$name.create.log" >&2
+		echo "creating the $name chroot failed" >&2
+		return 1
+	fi
+	echo "$FORMAT" > "$dir.tmp/.ks-format"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	log "$name chroot ready in $(($(date +%s) - t0)) s ($(du -sh "$dir" | cut -f1))"
+}
+
+# Install the headers of RELEASE with the release's apt; purge others, as
+# the archive moves on and each headers tree is ~100 MB.
+headers() {
+	local name=$1 rel=$2 dir=$3 old t0
+
+	if run_in "$dir" dpkg-query -W -f='${Status}' "linux-headers-$rel" \
+		2>/dev/null | grep -q 'ok installed'; then
+		return 0
+	fi
+	t0=$(date +%s)
+	log "installing linux-headers-$rel in the $name chroot"
+	run_in "$dir" apt-get update -qq -o Acquire::Check-Valid-Until=false \
+		>> "$CACHE/chroots/$name.apt.log" 2>&1
+	run_in "$dir" apt-get install -y -qq --no-install-recommends \
+		"linux-headers-$rel" >> "$CACHE/chroots/$name.apt.log" 2>&1 ||
+		{ tail -n 20 "$CACHE/chroots/$name.apt.log" >&2; return 1; }
+	old=$(run_in "$dir" dpkg-query -W -f='${Package}\n' 'linux-headers-*' |
+		grep -v -e "^linux-headers-$rel\$" || true)
+	if [ -n "$old" ]; then
+		# shellcheck disable=SC2086
+		run_in "$dir" apt-get purge -y -qq --autoremove $old \
+			>> "$CACHE/chroots/$name.apt.log" 2>&1 || true
+		run_in "$dir" apt-get install -y -qq --no-install-recommends \
+			"linux-headers-$rel" >> "$CACHE/chroots/$name.apt.log" 2>&1
+	fi
+	run_in "$dir" apt-get clean
+	checker_valid "$dir"
+	log "headers for $rel installed in $(($(date +%s) - t0)) s"
+}
+
+# Kernels from 6.13 run scripts/checker-valid.sh before they let C=1 call
+# sparse, and Debian's headers packages do not ship it: without it kbuild
+# only warns and builds without sparse.  Put our own check there (does the
+# checker run at all?), so that lint's C=1 means sparse on these kernels too.
+checker_valid() {
+	local dir=$1 mk
+	for mk in "$dir"/usr/src/linux-headers-*/Makefile; do
+		grep -q 'scripts/checker-valid.sh' "$mk" || continue
+		[ -e "$(dirname "$mk")/scripts/checker-valid.sh" ] && continue
+		cat > "$(dirname "$mk")/scripts/checker-valid.sh" <<-'EOS'
+		#!/bin/sh
+		# Added by kvm-statsfd's tests/vm/chroot.sh (the headers lack it).
+		"$1" --version > /dev/null 2>&1 && echo 1
+		EOS
+		chmod +x "$(dirname "$mk")/scripts/checker-valid.sh"
+	done
+}
+
+ensure() {
+	local name=$1 rel=$2 dir="$CACHE/chroots/$1"
+
+	sources_of "$name" > /dev/null
+	mkdir -p "$CACHE/chroots"
+	exec 9> "$CACHE/chroots/$name.lock"
+	flock 9
+	if [ "$(cat "$dir/.ks-format" 2>/dev/null)" != "$FORMAT" ]; then
+		create "$name" "$rel" "$dir"
+	fi
+	headers "$name" "$rel" "$dir"
+	checker_valid "$dir"
+	exec 9>&-
+	echo "$dir"
+}
+
+# build NAME RELEASE DIR [make args]: copy DIR's sources in, make, copy the
+# modules and the log back out.
+build() {
+	local name=$1 rel=$2 src=$3 dir work rc=0
+	shift 3
+	dir=$(ensure "$name" "$rel")
+	work=$(mktemp -d "$dir/tmp/ks-build.XXXXXX")
+	# Sources only: objects from an earlier build elsewhere do not belong.
+	(cd "$src" && find -L . -type f \( -name Kbuild -o -name Makefile \
+		-o -name '*.[ch]' \) ! -name '*.mod.c' -print0 |
+		cpio -0 -pdmL --quiet "$work")
+	run_in "$dir" make -C "/usr/src/linux-headers-$rel" \
+		M="/${work#"$dir"/}" "$@" modules > "$src/build.log" 2>&1 || rc=$?
+	# Name our sources by their place in the tree, not in the chroot.
+	sed -i "s|/${work#"$dir"/}/|$src/|g" "$src/build.log"
+	if [ "$rc" = 0 ]; then
+		(cd "$work" && find . -name '*.ko' -print0 |
+			cpio -0 -pdm --quiet "$src")
+	fi
+	rm -rf "$work"
+	if [ "$rc" != 0 ]; then
+		cat "$src/build.log" >&2
+		echo "module build in $src failed for $rel ($name chroot)" >&2
+		return 1
+	fi
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+ensure) ensure "$@" ;;
+build) build "$@" ;;
+*) echo "usage: chroot.sh ensure|build NAME RELEASE ..." >&2; exit 2 ;;
+esac
