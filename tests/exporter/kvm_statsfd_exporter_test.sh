@@ -44,7 +44,7 @@ trap 'cleanup; rm -rf "$T"' EXIT
 
 # start_exporter LOG: the exporter in the background, $exp once it answers.
 start_exporter() {
-	"$EXP" --listen "127.0.0.1:$PORT" -v 2> "$1" &
+	"$EXP" --listen "127.0.0.1:$PORT" --vcpu --collect all -v 2> "$1" &
 	exp=$!
 	bg_pids="$bg_pids $exp"
 	i=0
@@ -204,8 +204,8 @@ else
 	if start_vm "$T/vm-native.log" -name guest=native -t 60 --stats-fds; then
 		sleep 0.5
 		scrape "$T/native"; r=$?
-		e=$(val "$T/native" "kvm_vcpu_exits_total{pid=\"$vm\",name=\"native\",vcpu=\"0\"}")
-		grep -q "^kvm_vcpu_exit_reasons_" "$T/native"; g=$?
+		e=$(val "$T/native" "kvm_vcpu_exits_total{vm=\"root/native\",vcpu=\"0\"}")
+		grep -q "^kvm_vcpu_exits_by_reason_total" "$T/native"; g=$?
 		ok $((r != 0 || ${e:-0} <= 0 || g == 0)) \
 			"native: borrowed stats fds exported (exits > 0, no module stats)" \
 			"wget $r, exits '$e'" "$(cat "$T/exp-native.err")"
@@ -256,17 +256,26 @@ echo "# exporter-metrics-begin"
 sed 's/^/# | /' "$T/m1"
 echo "# exporter-metrics-end"
 
-L="pid=\"$vm\",name=\"exptest\""
-[ "$(val "$T/m1" "kvm_vm_info{$L,comm=\"demo-vm\"}")" = 1 ]
-ok $? "kvm_vm_info{$L,comm=\"demo-vm\"} 1" "$(grep '^kvm_vm_info' "$T/m1")"
+# Identity: not libvirt's, so the owner qualifies the -name: root/exptest.
+L="vm=\"root/exptest\""
+I="$L,uuid=\"\",source=\"qemu\",pid=\"$vm\",comm=\"demo-vm\""
+[ "$(val "$T/m1" "kvm_vm_info{$I}")" = 1 ]
+ok $? "kvm_vm_info{$I} 1" "$(grep '^kvm_vm_info' "$T/m1")"
+! grep -v '^kvm_vm_info' "$T/m1" | grep -q 'pid="'
+ok $? "no pid label outside kvm_vm_info" "$(grep -v '^kvm_vm_info' "$T/m1" | grep 'pid="' | head -n 3)"
 a0=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"0\"}")
 a1=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"1\"}")
-ok $((${a0:-0} <= 0 || ${a1:-0} <= 0)) "kvm_vcpu_exits_total for vCPUs 0 and 1, labelled pid, name, vcpu" \
+ok $((${a0:-0} <= 0 || ${a1:-0} <= 0)) "kvm_vcpu_exits_total for vCPUs 0 and 1, labelled vm, vcpu" \
 	"vcpu0 '$a0' vcpu1 '$a1'" "$(grep '^kvm_vcpu_exits_total' "$T/m1")"
-grep -q "^kvm_vm_exit_reasons_\(svm\|vmx\)_total{$L,reason=\"ioio\"} [1-9]" "$T/m1"
-ok $? "VM-wide exit reasons by name, no vcpu label (ioio)"
-grep -q "^kvm_vcpu_exit_reasons_\(svm\|vmx\)_total{$L,vcpu=\"1\",reason=\"ioio\"} [1-9]" "$T/m1"
+grep -q "^kvm_vm_exits_by_reason_total{$L,vendor=\"svm\",reason=\"ioio\"} [1-9]" "$T/m1"
+ok $? "VM-wide exit reasons by name and vendor, no vcpu label (svm, ioio)"
+grep -q "^kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"1\",reason=\"ioio\"} [1-9]" "$T/m1"
 ok $? "vCPU exit reasons by name (vCPU 1, ioio)"
+n=$(grep -c "^kvm_vm_exits_by_reason_total{$L," "$T/m1")
+ok $((n != 181)) "every SVM exit reason present, zeros too ($n of 181)"
+grep -q "^kvm_vm_userspace_exits_total{$L,reason=\"KVM_EXIT_IO\"} [1-9]" "$T/m1"
+ok $? "userspace_exits as a counter by KVM_EXIT_* name (KVM_EXIT_IO > 0)" \
+	"$(grep "^kvm_vm_userspace_exits_total" "$T/m1" | head -n 5)"
 [ -n "$(val "$T/m1" "kvm_vm_vcpus{$L}")" ] && [ "$(val "$T/m1" "kvm_vm_vcpus{$L}")" = 2 ]
 ok $? "kvm_vm_vcpus (instant, a gauge) is 2" "'$(val "$T/m1" "kvm_vm_vcpus{$L}")'"
 grep -q '^# TYPE kvm_vcpu_exits_total counter$' "$T/m1" &&
@@ -289,10 +298,9 @@ j=$(jget "$T/jv" vcpu0 guest_ns)
 between "vCPU 0 guest_ns in seconds" "$(val "$T/m1" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")" \
 	"$(awk -v j="$j" 'BEGIN { if (j != "") printf "%.9f", j / 1e9 }')" \
 	"$(val "$T/m2" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")"
-ek=$(grep -o '^kvm_vcpu_exit_reasons_[a-z]*_total' "$T/m1" | head -n 1)
-en=${ek#kvm_vcpu_}; en=${en%_total}
-between "vCPU 0 $en ioio" "$(val "$T/m1" "$ek{$L,vcpu=\"0\",reason=\"ioio\"}")" \
-	"$(jget "$T/jv" vcpu0 "$en:ioio")" "$(val "$T/m2" "$ek{$L,vcpu=\"0\",reason=\"ioio\"}")"
+ek="kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"0\",reason=\"ioio\"}"
+between "vCPU 0 exit_reasons_svm ioio" "$(val "$T/m1" "$ek")" \
+	"$(jget "$T/jv" vcpu0 "exit_reasons_svm:ioio")" "$(val "$T/m2" "$ek")"
 between "VM io_out_exits" "$(val "$T/m1" "kvm_vm_io_out_exits_total{$L}")" \
 	"$(jget "$T/jv" vm io_out_exits)" "$(val "$T/m2" "kvm_vm_io_out_exits_total{$L}")"
 
@@ -325,6 +333,19 @@ u=$(sed -n 's/^compared [0-9]* up \([0-9]*\)/\1/p' "$T/nd")
 ok $? "second scrape: no counter or histogram sample decreased ($c compared, $u grew)" \
 	"$(grep '^down' "$T/nd" | head -n 5)"
 
+# What an operator gets without flags: VM-wide series only, gzip on request.
+r=$(st "$EXP" --once); cp "$T/out" "$T/once"
+! grep -q '^kvm_vcpu_' "$T/once" && grep -q "^kvm_vm_exits_total{$L} [1-9]" "$T/once" &&
+	! grep -q '_bucket{' "$T/once"
+ok $((r != 0 || $? != 0)) "--once without flags: VM-wide series only, no histograms" \
+	"status $r, $(grep -c '^kvm_vcpu_' "$T/once") vCPU series"
+wget -q -O - --header 'Accept-Encoding: gzip' "$URL/metrics" 2>/dev/null > "$T/gz"
+gzip -dc < "$T/gz" 2>/dev/null | grep -q '^kvm_exporter_build_info{version="'
+ok $? "Accept-Encoding: gzip gets a gzip body with build_info" \
+	"$(head -c 64 "$T/gz" | od -c | head -n 2)"
+grep -q '^kvm_exporter_scrape_duration_seconds [0-9]' "$T/m1"
+ok $? "kvm_exporter_scrape_duration_seconds present"
+
 nf=$(echo "$fds1" | grep -c kvm)
 [ "$fds1" = "$fds2" ] && [ "$nf" = 3 ]
 ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
@@ -341,9 +362,12 @@ done
 ok $? "VMM exit: the exporter closes the VM's stats fds without a scrape" \
 	"$(stats_fds "$exp")"
 scrape "$T/m3"; r=$?
-! grep -q "pid=\"$vm\"" "$T/m3" && [ "$(val "$T/m3" kvm_exporter_vms)" = 0 ]
+! grep -q "$L" "$T/m3" && [ "$(val "$T/m3" kvm_exporter_vms)" = 0 ]
 ok $((r != 0 || $? != 0)) "after the VM exits its series are gone" \
-	"$(grep "pid=\"$vm\"" "$T/m3" | head -n 3)"
+	"$(grep "$L" "$T/m3" | head -n 3)"
+[ "$(val "$T/m3" kvm_exporter_errors_total)" = 0 ]
+ok $? "a VM going away is no error: kvm_exporter_errors_total 0" \
+	"$(grep '^kvm_exporter_\(errors\|vm_exit_races\)' "$T/m3")"
 
 kill -TERM "$exp"
 wait "$exp"; r=$?

@@ -126,16 +126,25 @@ static void fill_vm(struct img *im)
 	set_val(im, &vm_stats[2], 0x7b, 2000);
 }
 
-static char *render(const struct prom_vm *vms, unsigned int n,
-		    struct prom_result *res, int *ret)
+static const struct prom_opts all_opts = { .groups = PROM_G_ALL, .vcpu = 1 };
+
+static char *render_opts(const struct prom_vm *vms, unsigned int n,
+			 const struct prom_opts *o, struct prom_result *res,
+			 int *ret)
 {
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
-	*ret = prom_render(f, vms, n, res);
+	*ret = prom_render(f, vms, n, o, res);
 	fclose(f);
 	return out;
+}
+
+static char *render(const struct prom_vm *vms, unsigned int n,
+		    struct prom_result *res, int *ret)
+{
+	return render_opts(vms, n, &all_opts, res, ret);
 }
 
 /* Does text contain exactly this line? */
@@ -350,9 +359,9 @@ static void test_names(void)
 		"kvm_vcpu_exits_total", "kvm_vcpu_halt_wait_seconds_total",
 		"kvm_vcpu_halt_wait_seconds",
 		"kvm_vcpu_exit_latency_io_seconds_bucket_total",
-		"kvm_vcpu_exit_reasons_svm_total", "kvm_vcpu_blocking",
+		"kvm_vcpu_exits_by_reason_total", "kvm_vcpu_blocking",
 		"kvm_vcpu_max_mmu_rmap_size", "kvm_vcpu_mem_bytes",
-		"kvm_vcpu_cycles_total", "kvm_vcpu_userspace_exits_bucket_total",
+		"kvm_vcpu_cycles_total", "kvm_vcpu_userspace_exits_total",
 		"kvm_vcpu_wide_bucket_total", "kvm_vcpu_foo_seconds_total",
 		"kvm_vcpu_foo_seconds_total", "kvm_vcpu_lat_count_value",
 		"kvm_vcpu_exit_latency_max_seconds", "kvm_vcpu_guest_seconds_total",
@@ -376,8 +385,12 @@ static void test_render(void)
 	struct prom_vcpu vc1[] = { { "0", &v0 }, { "1", &v1 }, { "2", NULL } };
 	struct prom_vcpu vc2[] = { { "0", &w0 } };
 	struct prom_vm vms[] = {
-		{ "100", "g1", "qemu-system-x86", &vm, 3, vc1 },
-		{ "200", "we\"ird\\na\nme\xff", "demo-vm", NULL, 1, vc2 },
+		{ .vm = "alice/g1", .info_pid = "100", .uuid = "u-1",
+		  .source = "qemu", .comm = "qemu-system-x86", .vm_st = &vm,
+		  .nr_vcpus = 3, .vcpus = vc1 },
+		{ .vm = "we\"ird\\na\nme\xff", .info_pid = "200", .uuid = "",
+		  .source = "libvirt", .comm = "demo-vm", .vm_st = NULL,
+		  .nr_vcpus = 1, .vcpus = vc2 },
 	};
 	struct prom_result res;
 	char *out, msg[4096];
@@ -394,72 +407,81 @@ static void test_render(void)
 	ok(ret == 0, "render returns 0");
 
 	/* kvm_vm_info, escaping and invalid UTF-8 */
-	expect(out, "kvm_vm_info{pid=\"100\",name=\"g1\",comm=\"qemu-system-x86\"} 1");
-	expect(out, "kvm_vm_info{pid=\"200\",name=\"we\\\"ird\\\\na\\nme\xef\xbf\xbd\",comm=\"demo-vm\"} 1");
+	expect(out, "kvm_vm_info{vm=\"alice/g1\",uuid=\"u-1\",source=\"qemu\",pid=\"100\",comm=\"qemu-system-x86\"} 1");
+	expect(out, "kvm_vm_info{vm=\"we\\\"ird\\\\na\\nme\xef\xbf\xbd\",uuid=\"\",source=\"libvirt\",pid=\"200\",comm=\"demo-vm\"} 1");
+	ok(!strstr(out, "pid=\"100\",vcpu") && !strstr(out, "{pid="),
+	   "no pid label on the stats' series by default");
 
 	/* counters and gauges, scaled to base units */
 	expect(out, "# TYPE kvm_vcpu_exits_total counter");
-	expect(out, "kvm_vcpu_exits_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 12345");
-	expect(out, "kvm_vcpu_exits_total{pid=\"100\",name=\"g1\",vcpu=\"1\"} 12345");
+	expect(out, "kvm_vcpu_exits_total{vm=\"alice/g1\",vcpu=\"0\"} 12345");
+	expect(out, "kvm_vcpu_exits_total{vm=\"alice/g1\",vcpu=\"1\"} 12345");
 	ok(!strstr(out, "vcpu=\"2\""), "a vCPU without stats has no series");
 	expect(out, "# TYPE kvm_vcpu_halt_wait_seconds_total counter");
-	expect(out, "kvm_vcpu_halt_wait_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1.5");
-	expect(out, "kvm_vcpu_guest_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 3e-09");
+	expect(out, "kvm_vcpu_halt_wait_seconds_total{vm=\"alice/g1\",vcpu=\"0\"} 1.5");
+	expect(out, "kvm_vcpu_guest_seconds_total{vm=\"alice/g1\",vcpu=\"0\"} 3e-09");
 	expect(out, "# TYPE kvm_vcpu_blocking gauge");
-	expect(out, "kvm_vcpu_blocking{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1");
+	expect(out, "kvm_vcpu_blocking{vm=\"alice/g1\",vcpu=\"0\"} 1");
 	expect(out, "# TYPE kvm_vcpu_max_mmu_rmap_size gauge");
-	expect(out, "kvm_vcpu_max_mmu_rmap_size{pid=\"100\",name=\"g1\",vcpu=\"0\"} 17");
+	expect(out, "kvm_vcpu_max_mmu_rmap_size{vm=\"alice/g1\",vcpu=\"0\"} 17");
 	expect(out, "# TYPE kvm_vcpu_exit_latency_max_seconds gauge");
-	expect(out, "kvm_vcpu_exit_latency_max_seconds{pid=\"100\",name=\"g1\",vcpu=\"0\"} 2.5e-06");
-	expect(out, "kvm_vcpu_mem_bytes{pid=\"100\",name=\"g1\",vcpu=\"0\"} 4096");
-	expect(out, "kvm_vcpu_cycles_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 999");
-	expect(out, "kvm_vcpu_lat_count_value{pid=\"100\",name=\"g1\",vcpu=\"0\"} 5");
+	expect(out, "kvm_vcpu_exit_latency_max_seconds{vm=\"alice/g1\",vcpu=\"0\"} 2.5e-06");
+	expect(out, "kvm_vcpu_mem_bytes{vm=\"alice/g1\",vcpu=\"0\"} 4096");
+	expect(out, "kvm_vcpu_cycles_total{vm=\"alice/g1\",vcpu=\"0\"} 999");
+	expect(out, "kvm_vcpu_lat_count_value{vm=\"alice/g1\",vcpu=\"0\"} 5");
 	/* VM-wide stats: no vcpu label */
-	expect(out, "kvm_vm_remote_tlb_flush_total{pid=\"100\",name=\"g1\"} 1000");
-	expect(out, "kvm_vm_pages_4k{pid=\"100\",name=\"g1\"} 2000");
-	expect(out, "kvm_vm_exit_reasons_svm_total{pid=\"100\",name=\"g1\",reason=\"ioio\"} 2000");
+	expect(out, "kvm_vm_remote_tlb_flush_total{vm=\"alice/g1\"} 1000");
+	expect(out, "kvm_vm_pages_4k{vm=\"alice/g1\"} 2000");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",reason=\"ioio\"} 2000");
 
-	/* exit reasons: by name, zeros left out */
-	expect(out, "# TYPE kvm_vcpu_exit_reasons_svm_total counter");
-	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"ioio\"} 1000");
-	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"npf\"} 3");
-	expect(out, "kvm_vcpu_exit_reasons_svm_total{pid=\"100\",name=\"g1\",vcpu=\"0\",reason=\"other\"} 2");
-	ok(count_prefix(out, "kvm_vcpu_exit_reasons_svm_total{") == 6,
-	   "exit reasons: 3 non-zero reasons x 2 vCPUs, none for the all-zero one");
+	/* exit reasons: one family, vendor label, every reason from the start */
+	expect(out, "# TYPE kvm_vcpu_exits_by_reason_total counter");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"ioio\"} 1000");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"npf\"} 3");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"other\"} 2");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"hlt\"} 0");
+	ok(count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 3 * 181,
+	   "exit reasons: all 181 reasons of each of 3 vCPU files, zeros too (%d)",
+	   count_prefix(out, "kvm_vcpu_exits_by_reason_total{"));
 
 	/* histogram with an exact sum: halt_wait_hist + halt_wait_ns */
 	expect(out, "# TYPE kvm_vcpu_halt_wait_seconds histogram");
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"0\"} 0");
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1e-09\"} 1");
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"3e-09\"} 3");
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1.023e-06\"} 55");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"0\"} 0");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"1e-09\"} 1");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"3e-09\"} 3");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"1.023e-06\"} 55");
 	/* buckets 0..30 are bounded (le up to 2^30-1 ns), 31 is open-ended */
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"1.073741823\"} 465");
-	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",le=\"+Inf\"} 496");
-	expect(out, "kvm_vcpu_halt_wait_seconds_count{pid=\"100\",name=\"g1\",vcpu=\"0\"} 496");
-	expect(out, "kvm_vcpu_halt_wait_seconds_sum{pid=\"100\",name=\"g1\",vcpu=\"0\"} 1.5");
-	ok(count_prefix(out, "kvm_vcpu_halt_wait_seconds_bucket{pid=\"100\",name=\"g1\",vcpu=\"0\",") == 32,
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"1.073741823\"} 465");
+	expect(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",le=\"+Inf\"} 496");
+	expect(out, "kvm_vcpu_halt_wait_seconds_count{vm=\"alice/g1\",vcpu=\"0\"} 496");
+	expect(out, "kvm_vcpu_halt_wait_seconds_sum{vm=\"alice/g1\",vcpu=\"0\"} 1.5");
+	ok(count_prefix(out, "kvm_vcpu_halt_wait_seconds_bucket{vm=\"alice/g1\",vcpu=\"0\",") == 32,
 	   "histogram: 31 bounded buckets and +Inf");
 
 	/* no exact sum: cumulative bucket counters, not a histogram */
 	expect(out, "# TYPE kvm_vcpu_exit_latency_io_seconds_bucket_total counter");
-	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"0\"} 2");
-	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"3e-09\"} 2");
-	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"7e-09\"} 7");
-	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 14");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"0\"} 2");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"3e-09\"} 2");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"7e-09\"} 7");
+	expect(out, "kvm_vcpu_exit_latency_io_seconds_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"+Inf\"} 14");
 	ok(!strstr(out, "exit_latency_io_seconds_sum") &&
 	   !strstr(out, "exit_latency_io_seconds_count"),
 	   "no _sum or _count is made up for a histogram without a companion total");
+	/* userspace_exits: a counter by KVM_EXIT_* name, the last bucket "other" */
+	expect(out, "# TYPE kvm_vcpu_userspace_exits_total counter");
+	expect(out, "kvm_vcpu_userspace_exits_total{vm=\"alice/g1\",vcpu=\"0\",reason=\"KVM_EXIT_UNKNOWN\"} 0");
+	expect(out, "kvm_vcpu_userspace_exits_total{vm=\"alice/g1\",vcpu=\"0\",reason=\"KVM_EXIT_IO\"} 20");
+	expect(out, "kvm_vcpu_userspace_exits_total{vm=\"alice/g1\",vcpu=\"0\",reason=\"KVM_EXIT_DEBUG\"} 40");
+	expect(out, "kvm_vcpu_userspace_exits_total{vm=\"alice/g1\",vcpu=\"0\",reason=\"other\"} 50");
+	ok(!strstr(out, "userspace_exits_bucket") && !strstr(out, "bound=\"2\""),
+	   "userspace_exits: no cumulative buckets");
 	/* linear: bucket i of size b holds [i*b, (i+1)*b), so bound (i+1)*b-1 */
-	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"0\"} 0");
-	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"4\"} 100");
-	expect(out, "kvm_vcpu_userspace_exits_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 150");
-	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"3\"} 1");
-	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"11\"} 3");
-	expect(out, "kvm_vcpu_wide_bucket_total{pid=\"100\",name=\"g1\",vcpu=\"0\",bound=\"+Inf\"} 4");
+	expect(out, "kvm_vcpu_wide_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"3\"} 1");
+	expect(out, "kvm_vcpu_wide_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"11\"} 3");
+	expect(out, "kvm_vcpu_wide_bucket_total{vm=\"alice/g1\",vcpu=\"0\",bound=\"+Inf\"} 4");
 
 	/* collisions: foo_ns and foo_seconds both want foo_seconds_total */
-	expect(out, "kvm_vcpu_foo_seconds_total{pid=\"100\",name=\"g1\",vcpu=\"0\"} 7e-09");
+	expect(out, "kvm_vcpu_foo_seconds_total{vm=\"alice/g1\",vcpu=\"0\"} 7e-09");
 	ok(count_prefix(out, "kvm_vcpu_foo_seconds_total{") == 3,
 	   "collision: only the first stat's series (3 vCPU files)");
 	ok(res.skipped == 3, "collision: counted as skipped, once per file (%u)",
@@ -488,6 +510,85 @@ static void test_render(void)
 	kvmstats_close(&w0);
 }
 
+static const struct img_stat vmx_vm_stats[] = {
+	{ "exits",            T(CUMULATIVE) | U(NONE),  0,  1, 0, 0 },
+	{ "exit_reasons_vmx", T(LINEAR_HIST) | U(NONE), 0, 81, 8, 1 },
+	{ "halt_wait_ns",     T(CUMULATIVE) | U(SECONDS), -9, 1, 656, 0 },
+	{ "halt_wait_hist",   T(LOG_HIST) | U(SECONDS), -9, 32, 664, 0 },
+};
+#define NVMX	(sizeof(vmx_vm_stats) / sizeof(vmx_vm_stats[0]))
+
+static void fill_vmx(struct img *im)
+{
+	zero_stat(im, &vmx_vm_stats[1]);
+	set_val(im, &vmx_vm_stats[1], 30, 77);	/* io_instruction */
+}
+
+/*
+ * What an operator gets without flags: VM series only, no histograms;
+ * SVM and VMX hosts in one family; a pid label only where two VMs share
+ * an identity.
+ */
+static void test_opts(void)
+{
+	struct kvmstats svm, vmx, c0;
+	struct prom_vcpu vc[] = { { "0", &c0 } };
+	struct prom_vm vms[] = {
+		{ .vm = "a", .info_pid = "1", .uuid = "", .source = "libvirt",
+		  .comm = "q", .vm_st = &svm, .nr_vcpus = 1, .vcpus = vc },
+		{ .vm = "bob/x", .pid = "2", .info_pid = "2", .uuid = "",
+		  .source = "qemu", .comm = "q", .vm_st = &vmx },
+	};
+	struct prom_opts def = { .groups = PROM_G_DEFAULT };
+	struct prom_result res;
+	unsigned int g;
+	char *out, msg[4096];
+	int ret;
+
+	ok(!prom_parse_groups("scalars,histograms", &g) &&
+	   g == (PROM_G_SCALARS | PROM_G_HISTOGRAMS), "groups: scalars,histograms");
+	ok(!prom_parse_groups("all", &g) && g == PROM_G_ALL, "groups: all");
+	ok(prom_parse_groups("scalars,nope", &g) == -1, "groups: unknown name refused");
+	if (load(&svm, "kvm-1", vm_stats, NVM, fill_vm) ||
+	    load(&vmx, "kvm-2", vmx_vm_stats, NVMX, fill_vmx) ||
+	    load(&c0, "kvm-1/vcpu-0", vcpu_stats, NVCPU, fill_vcpu0)) {
+		ok(0, "opts: images parse");
+		return;
+	}
+	out = render_opts(vms, 2, &def, &res, &ret);
+	ok(ret == 0, "default render returns 0");
+	ok(!strstr(out, "kvm_vcpu_"), "default: no per-vCPU series");
+	ok(!strstr(out, "_bucket") && !strstr(out, "halt_wait_seconds_count"),
+	   "default: no histograms");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"a\",vendor=\"svm\",reason=\"ioio\"} 2000");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"bob/x\",pid=\"2\",vendor=\"vmx\",reason=\"io_instruction\"} 77");
+	ok(count_prefix(out, "# TYPE kvm_vm_exits_by_reason_total ") == 1 &&
+	   count_prefix(out, "kvm_vm_exits_by_reason_total{") == 181 + 81,
+	   "SVM and VMX exit reasons in one family, every reason (%d series)",
+	   count_prefix(out, "kvm_vm_exits_by_reason_total{"));
+	ok(count_prefix(out, "kvm_vm_exits_total{vm=\"bob/x\",pid=\"2\"} ") == 1,
+	   "a VM marked ambiguous carries a pid label");
+	ret = promtool(out, msg, sizeof(msg));
+	if (!ok(ret == 0, "promtool accepts the default exposition (status %d)", ret))
+		tap_diag("%s", msg);
+	free(out);
+
+	def.vcpu = 1;
+	out = render_opts(vms, 2, &def, &res, &ret);
+	ok(ret == 0 && strstr(out, "kvm_vcpu_exits_total{vm=\"a\",vcpu=\"0\"} 12345"),
+	   "--vcpu adds the per-vCPU series");
+	free(out);
+	def.groups = PROM_G_SCALARS;
+	def.vcpu = 0;
+	out = render_opts(vms, 2, &def, &res, &ret);
+	ok(ret == 0 && !strstr(out, "exits_by_reason") && strstr(out, "kvm_vm_exits_total{"),
+	   "--collect scalars: no exit reasons, counters stay");
+	free(out);
+	kvmstats_close(&svm);
+	kvmstats_close(&vmx);
+	kvmstats_close(&c0);
+}
+
 /* The checker must catch what promtool lets through. */
 static void test_checker(void)
 {
@@ -514,6 +615,7 @@ int main(void)
 	test_format_double();
 	test_names();
 	test_render();
+	test_opts();
 	test_checker();
 	return tap_done();
 }

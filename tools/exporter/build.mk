@@ -16,7 +16,7 @@
 # and it finds its libraries next to itself: DT_RPATH $ORIGIN (not
 # RUNPATH, which would not apply to the libraries' own dependencies).
 
-EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c
+EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c exporter/identity.c
 EXP_OBJS := $(EXP_SRCS:%.c=$(O)/obj/%.o)
 # The one discovery implementation, shared with kvm-statsfd.
 EXP_SHARED := $(O)/obj/kvm-statsfd/discover.o
@@ -25,7 +25,7 @@ EXP_GUEST_DIR := $(O)/exporter-guest
 EXP_GUEST := $(EXP_GUEST_DIR)/kvm-statsfd-exporter
 
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
+MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lz -lpthread
 EXP_LDFLAGS := $(filter-out -static,$(LDFLAGS))
 
 all: $(EXP)
@@ -36,7 +36,7 @@ endif
 .PHONY: exporter-guest install-exporter
 install: install-exporter
 
-$(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd $(MHD_CFLAGS)
+$(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd -I../include $(MHD_CFLAGS)
 $(EXP_OBJS): | exporter-have-mhd
 
 .PHONY: exporter-have-mhd

@@ -3,28 +3,33 @@
  * kvm-statsfd-exporter: KVM binary statistics of every running VM as
  * Prometheus metrics over HTTP.  See Documentation/exporter.rst.
  *
- * One thread: libmicrohttpd in external epoll mode, polled together with a
- * signalfd and the pidfds of the VMMs we follow, so the stats fds of a VM
- * whose VMM exits are closed right away, not at the next scrape (a stats
- * fd keeps the VM's memory alive).  Requests are served one at a time,
- * which is also what makes scrapes read the shared VM state safely.
+ * Two threads: libmicrohttpd's own (its internal epoll loop, with a
+ * connection timeout and limit: see serve()), which answers requests and
+ * renders scrapes, and the main one, which waits for signals and closes
+ * the stats fds of VMs whose VMM exited.  One lock keeps the VM state
+ * theirs in turn.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
+#include <zlib.h>
 
+#include "kvm_statsfd/version.h"
 #include "state.h"
 
 #define EXIT_OK		0
@@ -32,6 +37,8 @@
 #define EXIT_USAGE	2
 
 #define DEFAULT_LISTEN	"127.0.0.1:9798"
+#define DEFAULT_TIMEOUT	10	/* seconds a connection may stay idle */
+#define DEFAULT_MAX_CONN	512
 #define CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
 static const char usage_text[] =
@@ -39,29 +46,43 @@ static const char usage_text[] =
 "    kvm-statsfd-exporter - Prometheus exporter of KVM VM and vCPU statistics\n"
 "\n"
 "SYNOPSIS\n"
-"    kvm-statsfd-exporter [--listen ADDR:PORT] [-v]\n"
-"    kvm-statsfd-exporter --once\n"
-"    kvm-statsfd-exporter --help\n"
+"    kvm-statsfd-exporter [--listen ADDR:PORT] [--vcpu] [--collect GROUPS]\n"
+"                         [--timeout S] [--max-connections N] [-v]\n"
+"    kvm-statsfd-exporter --once [--vcpu] [--collect GROUPS]\n"
+"    kvm-statsfd-exporter --help | --version\n"
 "\n"
 "DESCRIPTION\n"
-"    Serves every KVM binary statistic (KVM_GET_STATS_FD) of every VM and\n"
-"    vCPU on this host at http://ADDR:PORT/metrics, in the Prometheus text\n"
-"    format.  VMs are found the way kvm-statsfd finds them: /proc/*/fd,\n"
-"    pidfd_getfd(2), KVM_GET_STATS_FD, or the VMM's own stats fds when KVM\n"
-"    refuses the ioctl to outsiders.  Each scrape rescans /proc once and\n"
-"    reads each stats fd once; stats fds stay open between scrapes and are\n"
-"    closed as soon as their VMM exits.  VM state is never changed.  Needs\n"
-"    root (or ptrace access to the VMMs).\n"
+"    Serves the KVM binary statistics (KVM_GET_STATS_FD) of every VM on\n"
+"    this host at http://ADDR:PORT/metrics, in the Prometheus text format\n"
+"    (gzip-compressed when the client accepts it).  VMs are found the way\n"
+"    kvm-statsfd finds them: /proc/*/fd, pidfd_getfd(2), KVM_GET_STATS_FD,\n"
+"    or the VMM's own stats fds when KVM refuses the ioctl to outsiders;\n"
+"    every fd taken is checked to be a KVM fd first.  Stats fds stay open\n"
+"    between scrapes and are closed within a second of their VMM exiting.\n"
+"    VM state is never changed.  Needs root (CAP_SYS_PTRACE).\n"
 "\n"
-"    Metrics are named kvm_vm_* and kvm_vcpu_*, labelled pid, name (the\n"
-"    guest name given with QEMU's -name, empty if none) and vcpu; times are\n"
-"    in seconds.  Documentation/exporter.rst has the full mapping.\n"
+"    Series are VM-wide (kvm_vm_*) unless --vcpu adds kvm_vcpu_* ones, and\n"
+"    labelled vm: the libvirt domain name, or OWNER/NAME from QEMU's -name\n"
+"    (OWNER/pid-PID without one).  kvm_vm_info adds uuid, source, pid and\n"
+"    comm.  Times are in seconds.  Documentation/exporter.rst has the\n"
+"    full mapping.\n"
 "\n"
 "OPTIONS\n"
 "    -l, --listen ADDR:PORT   where to listen (default " DEFAULT_LISTEN ");\n"
 "                             [IPV6]:PORT for IPv6, :PORT for any address\n"
 "    --once                   write one scrape to standard output and exit\n"
+"    --vcpu                   per-vCPU series too (kvm_vcpu_*, label vcpu)\n"
+"    --collect GROUPS         stat groups, comma-separated: scalars, exits,\n"
+"                             userspace-exits, histograms; default (the\n"
+"                             first three), all\n"
+"    --timeout S              close connections idle for S seconds\n"
+"                             (default 10)\n"
+"    --max-connections N      connections served at once (default 512);\n"
+"                             more wait in the listen queue\n"
+"    --libvirt-dir DIR        libvirt's QEMU run directory (default\n"
+"                             " LIBVIRT_QEMU_RUN_DIR "); '' to ignore libvirt\n"
 "    -v, --verbose            report VMs appearing and going on stderr\n"
+"    --version                print the version and exit\n"
 "    -h, --help               this text\n"
 "\n"
 "EXIT STATUS\n"
@@ -143,7 +164,7 @@ static int open_listener(const char *arg)
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, a->ai_addr, a->ai_addrlen) && !listen(fd, 16))
+		if (!bind(fd, a->ai_addr, a->ai_addrlen) && !listen(fd, SOMAXCONN))
 			break;
 		err = errno;
 		close(fd);
@@ -157,10 +178,11 @@ static int open_listener(const char *arg)
 }
 
 static struct exporter exp_state;
+static pthread_mutex_t exp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int status,
 				 const char *type, char *buf, size_t len,
-				 enum MHD_ResponseMemoryMode mode)
+				 enum MHD_ResponseMemoryMode mode, int gzipped)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -172,6 +194,10 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int status,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (gzipped)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (status == MHD_HTTP_OK && !strcmp(type, CONTENT_TYPE))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, status, r);
@@ -183,24 +209,108 @@ static enum MHD_Result send_static(struct MHD_Connection *c, unsigned int status
 				   const char *msg)
 {
 	return send_text(c, status, "text/plain; charset=utf-8", (char *)msg,
-			 strlen(msg), MHD_RESPMEM_PERSISTENT);
+			 strlen(msg), MHD_RESPMEM_PERSISTENT, 0);
+}
+
+/* Whether the client lists gzip in Accept-Encoding with a q above 0. */
+static int wants_gzip(struct MHD_Connection *c)
+{
+	const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *p, *e;
+	size_t n;
+
+	for (p = ae; p && *p; p = *e ? e + 1 : e) {
+		p += strspn(p, " \t");
+		e = strchrnul(p, ',');
+		n = strcspn(p, ";, \t");
+		if (n == 4 && !strncasecmp(p, "gzip", 4)) {
+			const char *q = memmem(p, e - p, "q=", 2);
+
+			return !q || strtod(q + 2, NULL) > 0;
+		}
+	}
+	return 0;
+}
+
+/* in[0..len) as a gzip member, in a malloc()ed *out. */
+static int gzip_buf(const char *in, size_t len, char **out, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap = deflateBound(&z, len) + 32;
+	int ret;
+
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, len);
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)*out;
+	z.avail_out = (uInt)cap;
+	if (len > UINT32_MAX || cap > UINT32_MAX)
+		ret = Z_BUF_ERROR;
+	else
+		ret = deflate(&z, Z_FINISH);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One scrape into *buf: the exporter's state is shared, so under the lock. */
+static int scrape(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	char dur[40];
+	double t0 = now_s();
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_lock(&exp_lock);
+	ret = exporter_scrape(&exp_state, f);
+	pthread_mutex_unlock(&exp_lock);
+	prom_format_double(now_s() - t0, dur, sizeof(dur));
+	fprintf(f, "# HELP kvm_exporter_scrape_duration_seconds Time this scrape took to read every stats fd and render, before compression.\n"
+		"# TYPE kvm_exporter_scrape_duration_seconds gauge\n"
+		"kvm_exporter_scrape_duration_seconds %s\n", dur);
+	fputs("# HELP kvm_exporter_build_info The exporter's version; always 1.\n"
+	      "# TYPE kvm_exporter_build_info gauge\n"
+	      "kvm_exporter_build_info{version=\"" KVM_STATSFD_VERSION "\"} 1\n", f);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return ret;
 }
 
 static enum MHD_Result serve_metrics(struct MHD_Connection *c)
 {
-	char *buf = NULL, msg[160];
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = NULL, *gz, msg[160];
+	size_t len = 0, gz_len;
 	int ret;
 
-	if (!f)
-		return send_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				   "out of memory\n");
-	ret = exporter_scrape(&exp_state, f);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
+	ret = scrape(&buf, &len);
 	if (ret) {
-		free(buf);
 		snprintf(msg, sizeof(msg), "scrape failed: %s\n", strerror(-ret));
 		fprintf(stderr, "kvm-statsfd-exporter: %s", msg);
 		buf = strdup(msg);
@@ -208,10 +318,15 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *c)
 			return MHD_NO;
 		return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				 "text/plain; charset=utf-8", buf, strlen(buf),
-				 MHD_RESPMEM_MUST_FREE);
+				 MHD_RESPMEM_MUST_FREE, 0);
+	}
+	if (wants_gzip(c) && !gzip_buf(buf, len, &gz, &gz_len)) {
+		free(buf);
+		return send_text(c, MHD_HTTP_OK, CONTENT_TYPE, gz, gz_len,
+				 MHD_RESPMEM_MUST_FREE, 1);
 	}
 	return send_text(c, MHD_HTTP_OK, CONTENT_TYPE, buf, len,
-			 MHD_RESPMEM_MUST_FREE);
+			 MHD_RESPMEM_MUST_FREE, 0);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
@@ -241,11 +356,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	if (!strcmp(url, "/"))
 		return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8",
 				 (char *)index_html, strlen(index_html),
-				 MHD_RESPMEM_PERSISTENT);
+				 MHD_RESPMEM_PERSISTENT, 0);
 	return send_static(c, MHD_HTTP_NOT_FOUND, "not found; try /metrics\n");
 }
 
-/* A stats fd per vCPU: ask for as many fds as we are allowed. */
+/* A stats fd per VM (and vCPU): ask for as many fds as we are allowed. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -258,9 +373,14 @@ static void raise_nofile(void)
 
 static int run_once(void)
 {
-	int ret = exporter_scrape(&exp_state, stdout);
+	char *buf = NULL;
+	size_t len = 0;
+	int ret = scrape(&buf, &len);
 
 	exporter_free(&exp_state);
+	if (!ret && fwrite(buf, 1, len, stdout) != len)
+		ret = -errno;
+	free(buf);
 	if (fflush(stdout) && !ret)
 		ret = -errno;
 	if (ret) {
@@ -270,22 +390,30 @@ static int run_once(void)
 	return EXIT_OK;
 }
 
-static int serve(const char *listen_arg)
+/*
+ * libmicrohttpd runs in its own thread with its own epoll loop: it takes
+ * the listening socket out of its set when the connection limit is
+ * reached and back in when a connection closes, and closes connections
+ * idle for --timeout seconds, so no number of slow or half-open clients
+ * stops the server for longer than that.  This thread waits for signals
+ * and, once a second, closes the stats fds of VMs whose VMM exited (a
+ * stats fd keeps the VM's memory alive).
+ */
+static int serve(const char *listen_arg, unsigned int timeout,
+		 unsigned int max_conn)
 {
-	const union MHD_DaemonInfo *info;
-	struct pollfd *pfd = NULL;
 	struct MHD_Daemon *d;
-	MHD_UNSIGNED_LONG_LONG to;
-	int lfd, sfd, epfd, timeout, rc = EXIT_RUNTIME;
-	unsigned int i, n;
+	struct pollfd pfd;
+	int lfd, sfd, rc = EXIT_RUNTIME;
 	sigset_t mask;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/* Blocked before MHD's thread starts, so it inherits the mask. */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
 		perror("kvm-statsfd-exporter: signalfd");
 		return EXIT_RUNTIME;
@@ -293,11 +421,13 @@ static int serve(const char *listen_arg)
 	lfd = open_listener(listen_arg);
 	if (lfd < 0)
 		goto out_sfd;
-	d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-			     handle, NULL,
+	/* MHD's log names every client that goes away: only with -v. */
+	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD |
+			     (exp_state.verbose ? MHD_USE_ERROR_LOG : 0),
+			     0, NULL, NULL, handle, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, lfd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u,
+			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+			     MHD_OPTION_CONNECTION_LIMIT, max_conn,
 			     MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "kvm-statsfd-exporter: cannot start the HTTP server on %s\n",
@@ -305,47 +435,22 @@ static int serve(const char *listen_arg)
 		close(lfd);
 		goto out_sfd;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!info) {
-		fputs("kvm-statsfd-exporter: libmicrohttpd has no epoll fd\n", stderr);
-		goto out_mhd;
-	}
-	epfd = info->epoll_fd;
 	if (exp_state.verbose)
 		fprintf(stderr, "kvm-statsfd-exporter: listening on %s\n", listen_arg);
+	pfd = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (;;) {
-		/* signalfd, MHD's epoll fd, then one pidfd per VM we follow. */
-		n = 2 + exp_state.nr;
-		free(pfd);
-		pfd = calloc(n, sizeof(*pfd));
-		if (!pfd) {
-			fputs("kvm-statsfd-exporter: out of memory\n", stderr);
-			goto out_mhd;
-		}
-		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = epfd, .events = POLLIN };
-		for (i = 0; i < exp_state.nr; i++)
-			pfd[2 + i] = (struct pollfd){
-				.fd = exp_state.vms[i].p.pidfd, .events = POLLIN };
-		timeout = -1;
-		if (MHD_get_timeout(d, &to) == MHD_YES)
-			timeout = to > 60000 ? 60000 : (int)to;
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR) {
 			perror("kvm-statsfd-exporter: poll");
 			goto out_mhd;
 		}
-		if (pfd[0].revents)
+		if (pfd.revents)
 			break;
-		for (i = 2; i < n; i++)
-			if (pfd[i].revents)
-				break;
-		if (i < n)
-			exporter_reap(&exp_state);
-		MHD_run(d);
+		pthread_mutex_lock(&exp_lock);
+		exporter_reap(&exp_state);
+		pthread_mutex_unlock(&exp_lock);
 	}
 	rc = EXIT_OK;
 out_mhd:
-	free(pfd);
 	MHD_stop_daemon(d);	/* closes lfd too */
 out_sfd:
 	close(sfd);
@@ -353,18 +458,46 @@ out_sfd:
 	return rc;
 }
 
+static unsigned int parse_uint(const char *arg, const char *what,
+			       unsigned long min, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "kvm-statsfd-exporter: invalid %s '%s' (%lu to %lu)\n",
+			what, arg, min, max);
+		fputs("Try 'kvm-statsfd-exporter --help'.\n", stderr);
+		exit(EXIT_USAGE);
+	}
+	return (unsigned int)v;
+}
+
 int main(int argc, char **argv)
 {
+	enum { OPT_ONCE = 256, OPT_VCPU, OPT_COLLECT, OPT_TIMEOUT,
+	       OPT_MAXCONN, OPT_LIBVIRT, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
-		{ "once", no_argument, NULL, 'o' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "vcpu", no_argument, NULL, OPT_VCPU },
+		{ "collect", required_argument, NULL, OPT_COLLECT },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+		{ "libvirt-dir", required_argument, NULL, OPT_LIBVIRT },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_arg = DEFAULT_LISTEN;
+	unsigned int timeout = DEFAULT_TIMEOUT, max_conn = DEFAULT_MAX_CONN;
 	int c, once = 0, listen_set = 0;
 
+	exp_state.opts.groups = PROM_G_DEFAULT;
+	exp_state.libvirt_dir = LIBVIRT_QEMU_RUN_DIR;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":l:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -372,14 +505,41 @@ int main(int argc, char **argv)
 			listen_arg = optarg;
 			listen_set = 1;
 			break;
-		case 'o':
+		case OPT_ONCE:
 			once = 1;
+			break;
+		case OPT_VCPU:
+			exp_state.opts.vcpu = 1;
+			break;
+		case OPT_COLLECT:
+			if (prom_parse_groups(optarg, &exp_state.opts.groups))
+				usage_error("unknown stat group in '%s' (scalars, exits, userspace-exits, histograms, default, all)",
+					    optarg);
+			break;
+		case OPT_TIMEOUT:
+			timeout = parse_uint(optarg, "--timeout", 1, 3600);
+			break;
+		case OPT_MAXCONN:
+			max_conn = parse_uint(optarg, "--max-connections", 1, 100000);
+			break;
+		case OPT_LIBVIRT:
+			exp_state.libvirt_dir = *optarg ? optarg : NULL;
 			break;
 		case 'v':
 			exp_state.verbose = 1;
 			break;
+		case OPT_VERSION:
+			if (printf("kvm-statsfd-exporter %s\n", KVM_STATSFD_VERSION) < 0 ||
+			    fflush(stdout)) {
+				perror("kvm-statsfd-exporter: standard output");
+				return EXIT_RUNTIME;
+			}
+			return EXIT_OK;
 		case 'h':
-			fputs(usage_text, stdout);
+			if (fputs(usage_text, stdout) < 0 || fflush(stdout)) {
+				perror("kvm-statsfd-exporter: standard output");
+				return EXIT_RUNTIME;
+			}
 			return EXIT_OK;
 		case ':':
 			usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -397,5 +557,5 @@ int main(int argc, char **argv)
 		return run_once();
 	/* Check the address before anything else: usage errors first. */
 	freeaddrinfo(parse_listen(listen_arg));
-	return serve(listen_arg);
+	return serve(listen_arg, timeout, max_conn);
 }

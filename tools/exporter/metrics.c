@@ -9,7 +9,10 @@
  *
  *   cumulative              counter    kvm_{vm,vcpu}_<stem><unit>_total
  *   instant, peak           gauge      kvm_{vm,vcpu}_<stem><unit>
- *   exit-reason histogram   counter    kvm_{vm,vcpu}_<name>_total{reason=}
+ *   exit-reason histogram   counter    kvm_{vm,vcpu}_exits_by_reason_total
+ *     (svm or vmx)                       {vendor=,reason=}, every reason
+ *   userspace_exits         counter    kvm_{vm,vcpu}_userspace_exits_total
+ *                                      {reason="KVM_EXIT_IO"}, every reason
  *   histogram with an       histogram  kvm_{vm,vcpu}_<stem><unit>
  *     exact companion sum              (_bucket{le=}, _sum, _count)
  *   other histograms        counter    kvm_{vm,vcpu}_<stem><unit>_bucket_total
@@ -37,6 +40,7 @@ enum kind {
 	K_COUNTER,
 	K_GAUGE,
 	K_REASONS,	/* exit-reason histogram as a counter by reason */
+	K_USEREXITS,	/* userspace_exits as a counter by KVM_EXIT_* */
 	K_HIST,		/* histogram with an exact _sum */
 	K_BUCKETS,	/* histogram without one: cumulative bucket counters */
 };
@@ -47,6 +51,7 @@ struct member {
 	const struct kvmstats *s;
 	const struct kvmstats_desc *d;
 	const struct kvmstats_desc *sum;	/* K_HIST companion */
+	const char *vendor;			/* K_REASONS: "svm", "vmx" */
 };
 
 struct family {
@@ -68,7 +73,9 @@ struct table {
 struct mapping {
 	char name[NAME_MAX_LEN];
 	enum kind kind;
+	unsigned int group;		/* PROM_G_* */
 	const struct kvmstats_desc *sum;
+	const char *vendor;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -187,14 +194,32 @@ static int map_stat(const struct kvmstats *s, const struct kvmstats_desc *d,
 	if (!d->size || !d->name[0])
 		return -1;
 	m->sum = NULL;
-	if (kvmstats_exit_reason_kind(d) != KVMSTATS_EXIT_NONE) {
-		sanitize(d->name, stem, sizeof(stem));
+	m->vendor = NULL;
+	switch (kvmstats_exit_reason_kind(d)) {
+	case KVMSTATS_EXIT_SVM:
+		m->vendor = "svm";
+		break;
+	case KVMSTATS_EXIT_VMX:
+		m->vendor = "vmx";
+		break;
+	}
+	/* One family for both vendors: one query on any host. */
+	if (m->vendor) {
 		m->kind = K_REASONS;
-		n = snprintf(m->name, sizeof(m->name), "kvm_%s_%s_total",
-			     vcpu ? "vcpu" : "vm", stem);
-		return n < (int)sizeof(m->name) ? n : -1;
+		m->group = PROM_G_EXITS;
+		snprintf(m->name, sizeof(m->name), "kvm_%s_exits_by_reason_total",
+			 vcpu ? "vcpu" : "vm");
+		return (int)strlen(m->name);
+	}
+	if (kvmstats_is_userspace_exits(d)) {
+		m->kind = K_USEREXITS;
+		m->group = PROM_G_USERSPACE;
+		snprintf(m->name, sizeof(m->name), "kvm_%s_userspace_exits_total",
+			 vcpu ? "vcpu" : "vm");
+		return (int)strlen(m->name);
 	}
 	stem_of(d, stem, sizeof(stem));
+	m->group = PROM_G_SCALARS;
 	switch (d->type) {
 	case KVM_STATS_TYPE_CUMULATIVE:
 		m->kind = K_COUNTER;
@@ -206,6 +231,7 @@ static int map_stat(const struct kvmstats *s, const struct kvmstats_desc *d,
 		break;
 	case KVM_STATS_TYPE_LINEAR_HIST:
 	case KVM_STATS_TYPE_LOG_HIST:
+		m->group = PROM_G_HISTOGRAMS;
 		m->sum = find_sum(s, d);
 		m->kind = m->sum ? K_HIST : K_BUCKETS;
 		tail = m->sum ? "" : "_bucket_total";
@@ -372,7 +398,7 @@ static int reserved_clash(struct table *t, const char *name, enum kind kind)
 
 static int collect_file(struct table *t, const struct prom_vm *vm,
 			const char *vcpu, const struct kvmstats *s,
-			struct prom_result *res)
+			unsigned int groups, struct prom_result *res)
 {
 	struct member mem = { .vm = vm, .vcpu = vcpu, .s = s };
 	struct mapping m;
@@ -385,7 +411,10 @@ static int collect_file(struct table *t, const struct prom_vm *vm,
 			res->skipped++;
 			continue;
 		}
+		if (!(m.group & groups))
+			continue;
 		mem.sum = m.sum;
+		mem.vendor = m.vendor;
 		f = lookup(t, m.name);
 		if (!f) {
 			if (reserved_clash(t, m.name, m.kind)) {
@@ -396,7 +425,8 @@ static int collect_file(struct table *t, const struct prom_vm *vm,
 				       vcpu != NULL);
 			if (!f)
 				return -ENOMEM;
-		} else if (f->kind != m.kind || strcmp(f->src, mem.d->name)) {
+		} else if (f->kind != m.kind ||
+			   (m.kind != K_REASONS && strcmp(f->src, mem.d->name))) {
 			/* Another stat (or type) already has this name. */
 			res->skipped++;
 			continue;
@@ -421,31 +451,6 @@ void prom_format_double(double v, char *buf, size_t len)
 	snprintf(buf, len, "%.17g", v);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	int n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 /* A label value: escaped, invalid UTF-8 replaced by U+FFFD. */
 static void put_label_value(FILE *f, const char *v)
 {
@@ -459,7 +464,7 @@ static void put_label_value(FILE *f, const char *v)
 		} else if (*s == '\n') {
 			fputs("\\n", f);
 			s++;
-		} else if ((n = utf8_len(s))) {
+		} else if ((n = kvmstats_utf8_len(s))) {
 			fwrite(s, 1, n, f);
 			s += n;
 		} else {
@@ -472,10 +477,16 @@ static void put_label_value(FILE *f, const char *v)
 static void put_labels(FILE *f, const struct member *m, const char *key,
 		       const char *val)
 {
-	fputs("{pid=\"", f);
-	put_label_value(f, m->vm->pid);
-	fputs("\",name=\"", f);
-	put_label_value(f, m->vm->name);
+	fputs("{vm=\"", f);
+	put_label_value(f, m->vm->vm);
+	if (m->vm->pid) {
+		fputs("\",pid=\"", f);
+		put_label_value(f, m->vm->pid);
+	}
+	if (m->vendor) {
+		fputs("\",vendor=\"", f);
+		put_label_value(f, m->vendor);
+	}
 	if (m->vcpu) {
 		fputs("\",vcpu=\"", f);
 		put_label_value(f, m->vcpu);
@@ -586,10 +597,14 @@ static void write_member(FILE *f, struct prom_result *res,
 	switch (fam->kind) {
 	case K_INFO:
 		fputs(fam->name, f);
-		fputs("{pid=\"", f);
-		put_label_value(f, m->vm->pid);
-		fputs("\",name=\"", f);
-		put_label_value(f, m->vm->name);
+		fputs("{vm=\"", f);
+		put_label_value(f, m->vm->vm);
+		fputs("\",uuid=\"", f);
+		put_label_value(f, m->vm->uuid);
+		fputs("\",source=\"", f);
+		put_label_value(f, m->vm->source);
+		fputs("\",pid=\"", f);
+		put_label_value(f, m->vm->info_pid);
 		fputs("\",comm=\"", f);
 		put_label_value(f, m->vm->comm);
 		fputs("\"} 1\n", f);
@@ -605,11 +620,17 @@ static void write_member(FILE *f, struct prom_result *res,
 		}
 		break;
 	case K_REASONS:
+		/* Every reason from the start: rate() needs the zero. */
 		for (i = 0; i < m->d->size; i++) {
 			v = kvmstats_value(m->s, m->d, i);
-			if (!v)
-				continue;
 			kvmstats_exit_reason_name(m->d, i, label, sizeof(label));
+			sample(f, res, fam->name, "", m, "reason", label, v, NULL);
+		}
+		break;
+	case K_USEREXITS:
+		for (i = 0; i < m->d->size; i++) {
+			v = kvmstats_value(m->s, m->d, i);
+			kvmstats_userspace_exit_name(m->d, i, label, sizeof(label));
 			sample(f, res, fam->name, "", m, "reason", label, v, NULL);
 		}
 		break;
@@ -632,14 +653,8 @@ static void write_member(FILE *f, struct prom_result *res,
 static int member_has_samples(const struct family *fam, const struct member *m)
 {
 	uint64_t total;
-	unsigned int i;
 
 	switch (fam->kind) {
-	case K_REASONS:
-		for (i = 0; i < m->d->size; i++)
-			if (kvmstats_value(m->s, m->d, i))
-				return 1;
-		return 0;
 	case K_HIST:
 	case K_BUCKETS:
 		return !sum_buckets(m, &total);
@@ -667,14 +682,15 @@ static void write_help(FILE *f, const struct family *fam)
 	const char *who = fam->vcpu ? "vCPU" : "VM";
 	static const char *const types[] = {
 		[K_INFO] = "gauge", [K_COUNTER] = "counter", [K_GAUGE] = "gauge",
-		[K_REASONS] = "counter", [K_HIST] = "histogram",
+		[K_REASONS] = "counter", [K_USEREXITS] = "counter",
+		[K_HIST] = "histogram",
 		[K_BUCKETS] = "counter",
 	};
 	char unit[96] = "";
 
 	fprintf(f, "# HELP %s ", fam->name);
 	if (fam->kind == K_INFO) {
-		fputs("A VMM process holding a KVM VM: its pid, guest name (QEMU -name, empty if none) and process name; always 1.\n",
+		fputs("A VMM process holding a KVM VM: its identity (vm), UUID, where the identity comes from (libvirt or qemu), pid and process name; always 1.\n",
 		      f);
 		fprintf(f, "# TYPE %s gauge\n", fam->name);
 		return;
@@ -685,14 +701,19 @@ static void write_help(FILE *f, const struct family *fam)
 			 d->base == KVM_STATS_BASE_POW2 ? "base 2" : "base 10",
 			 d->exponent,
 			 d->exponent && *unit_suffix(d) ? ", scaled to the base unit" : "");
+	if (fam->kind == K_REASONS) {
+		fprintf(f, "KVM %s exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor).\n# TYPE %s counter\n",
+			who, fam->name);
+		return;
+	}
 	fputs("KVM ", f);
 	fputs(who, f);
 	fputs(" stat ", f);
 	put_help_text(f, d->name);
 	fprintf(f, " (%s%s)", kvmstats_type_name(d->type), unit);
 	switch (fam->kind) {
-	case K_REASONS:
-		fputs(": exits by hardware exit reason, non-zero reasons only", f);
+	case K_USEREXITS:
+		fputs(": returns from KVM_RUN to userspace by kvm_run.exit_reason", f);
 		break;
 	case K_HIST:
 		fputs(" with _sum from ", f);
@@ -708,8 +729,37 @@ static void write_help(FILE *f, const struct family *fam)
 	fprintf(f, ".\n# TYPE %s %s\n", fam->name, types[fam->kind]);
 }
 
+int prom_parse_groups(const char *arg, unsigned int *groups)
+{
+	static const struct {
+		const char *name;
+		unsigned int mask;
+	} g[] = {
+		{ "scalars", PROM_G_SCALARS }, { "exits", PROM_G_EXITS },
+		{ "userspace-exits", PROM_G_USERSPACE },
+		{ "histograms", PROM_G_HISTOGRAMS },
+		{ "default", PROM_G_DEFAULT }, { "all", PROM_G_ALL },
+	};
+	const char *p = arg, *e;
+	unsigned int i, mask = 0;
+	size_t n;
+
+	for (; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ',');
+		n = (size_t)(e - p);
+		for (i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+			if (strlen(g[i].name) == n && !memcmp(g[i].name, p, n))
+				break;
+		if (i == sizeof(g) / sizeof(g[0]))
+			return -1;
+		mask |= g[i].mask;
+	}
+	*groups = mask;
+	return 0;
+}
+
 int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
-		struct prom_result *res)
+		const struct prom_opts *o, struct prom_result *res)
 {
 	struct table t = { 0 };
 	struct family *info;
@@ -726,12 +776,13 @@ int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
 
 		if (add_member(&t.f[0], &m))
 			goto out;
-		if (vms[i].vm && collect_file(&t, &vms[i], NULL, vms[i].vm, res))
+		if (vms[i].vm_st &&
+		    collect_file(&t, &vms[i], NULL, vms[i].vm_st, o->groups, res))
 			goto out;
-		for (k = 0; k < vms[i].nr_vcpus; k++)
+		for (k = 0; o->vcpu && k < vms[i].nr_vcpus; k++)
 			if (vms[i].vcpus[k].st &&
 			    collect_file(&t, &vms[i], vms[i].vcpus[k].id,
-					 vms[i].vcpus[k].st, res))
+					 vms[i].vcpus[k].st, o->groups, res))
 				goto out;
 	}
 	for (i = 0; i < t.nr; i++) {

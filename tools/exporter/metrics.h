@@ -17,15 +17,45 @@ struct prom_vcpu {
 	const struct kvmstats *st;	/* NULL: no stats for this vCPU */
 };
 
-/* One VMM process and the VM attributed to it. */
+/*
+ * One VMM process and the VM attributed to it.  vm is the identity every
+ * series carries (Documentation/exporter.rst, "Identity"): a libvirt
+ * domain name, or OWNER/NAME from QEMU's -name, which no other user can
+ * produce.  pid, when set, is added to every series (used when two
+ * processes of one user claim the same name).
+ */
 struct prom_vm {
-	const char *pid;		/* "pid" label value */
-	const char *name;		/* "name" label: guest name, NULL/"" if none */
+	const char *vm;			/* "vm" label */
+	const char *pid;		/* "pid" label on every series, or NULL */
+	const char *info_pid;		/* kvm_vm_info's "pid" */
+	const char *uuid;		/* kvm_vm_info's "uuid", "" if none */
+	const char *source;		/* kvm_vm_info's "source" */
 	const char *comm;		/* kvm_vm_info's "comm" label */
-	const struct kvmstats *vm;	/* VM-wide stats, NULL if not open */
+	const struct kvmstats *vm_st;	/* VM-wide stats, NULL if not open */
 	unsigned int nr_vcpus;
 	const struct prom_vcpu *vcpus;
 };
+
+/* Stat groups: what an operator pays for (--collect). */
+enum {
+	PROM_G_SCALARS		= 1u << 0,	/* counters and gauges */
+	PROM_G_EXITS		= 1u << 1,	/* exit reasons */
+	PROM_G_USERSPACE	= 1u << 2,	/* userspace_exits */
+	PROM_G_HISTOGRAMS	= 1u << 3,	/* every other histogram */
+};
+#define PROM_G_DEFAULT	(PROM_G_SCALARS | PROM_G_EXITS | PROM_G_USERSPACE)
+#define PROM_G_ALL	(PROM_G_DEFAULT | PROM_G_HISTOGRAMS)
+
+struct prom_opts {
+	unsigned int groups;		/* PROM_G_* */
+	int vcpu;			/* per-vCPU series too */
+};
+
+/*
+ * "scalars,exits", "all", "default,histograms": the group mask, or -1 for
+ * an unknown name.
+ */
+int prom_parse_groups(const char *arg, unsigned int *groups);
 
 struct prom_result {
 	unsigned int families;		/* metric families written */
@@ -38,13 +68,13 @@ struct prom_result {
 };
 
 /*
- * Write the exposition of every stat of every VM and vCPU, plus a
- * kvm_vm_info series per VM, to f.  Families are grouped as the format
+ * Write the exposition of the stats of every VM (and with o->vcpu of every
+ * vCPU) in the groups o->groups, plus a kvm_vm_info series per VM, to f.  Families are grouped as the format
  * requires (one HELP/TYPE each); stats are read from the kvmstats' data
  * as they are: refresh them first.  Returns 0, or -ENOMEM.
  */
 int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
-		struct prom_result *res);
+		const struct prom_opts *o, struct prom_result *res);
 
 /*
  * The metric family name for stat d (vcpu: of a vCPU file, else of a VM

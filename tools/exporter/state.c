@@ -103,13 +103,13 @@ static int merge(struct vm_proc *old, const struct vm_proc *fresh)
 	return 0;
 }
 
-static int all_open(const struct vm_proc *p)
+static int all_open(const struct vm_proc *p, int vcpus)
 {
 	int i;
 
 	if (!p->vm_open && (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0))
 		return 0;
-	for (i = 0; i < p->nr_vcpus; i++)
+	for (i = 0; vcpus && i < p->nr_vcpus; i++)
 		if (!p->vcpus[i].open)
 			return 0;
 	return 1;
@@ -142,6 +142,10 @@ static int rescan(struct exporter *e)
 			nv[nr].p = fresh[i];
 			snprintf(nv[nr].pid, sizeof(nv[nr].pid), "%d",
 				 (int)fresh[i].pid);
+			identity_of(e->libvirt_dir, fresh[i].pid, fresh[i].uid,
+				    fresh[i].guest, fresh[i].uuid, &nv[nr].id);
+			/* The pidfd now belongs to nv, as do the vCPUs. */
+			fresh[i].pidfd = -1;
 			/* Now owned by nv: not freed with fresh below. */
 			fresh[i].vcpus = NULL;
 			fresh[i].nr_vcpus = 0;
@@ -172,18 +176,75 @@ static void report(struct vm_entry *v)
 	v->reported = 1;
 }
 
+/*
+ * A VMM exiting, or destroying a VM, while we look at it is no error: its
+ * fds close, the fd numbers we scanned go stale (EBADF, ENOENT), its
+ * process vanishes (ESRCH), its VM reads as dead (EIO).  Those are
+ * counted as races; only what remains when the VMM is alive and the
+ * reason is none of these is an error.
+ */
+static int is_race(struct vm_entry *v, int err)
+{
+	if (vm_proc_exited(&v->p))
+		return 1;
+	return err == -ESRCH || err == -EBADF || err == -ENOENT;
+}
+
 static void refresh_one(struct exporter *e, struct vm_entry *v,
 			struct kvmstats *st, int *open, const char *what)
 {
-	if (!*open || !kvmstats_refresh(st))
+	int ret;
+
+	if (!*open)
+		return;
+	ret = kvmstats_refresh(st);
+	if (!ret)
 		return;
 	/* A VM KVM marked dead gives EIO: close it, retried next scrape. */
-	snprintf(v->p.err, sizeof(v->p.err), "pid %s %s: reading stats: %s",
-		 v->pid, what, st->err);
-	report(v);
-	e->errors++;
+	if (is_race(v, ret)) {
+		e->races++;
+	} else {
+		snprintf(v->p.err, sizeof(v->p.err),
+			 "pid %s %s: reading stats: %s", v->pid, what, st->err);
+		report(v);
+		e->errors++;
+	}
 	kvmstats_close(st);
 	*open = 0;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct prom_vm *x = *(const struct prom_vm *const *)a;
+	const struct prom_vm *y = *(const struct prom_vm *const *)b;
+
+	return strcmp(x->vm, y->vm);
+}
+
+/*
+ * Two processes of one owner may claim the same -name: their series then
+ * carry a pid label too, so each stays a distinct series.
+ */
+static int disambiguate(struct prom_vm *pm, unsigned int n)
+{
+	struct prom_vm **by;
+	unsigned int i;
+
+	if (n < 2)
+		return 0;
+	by = malloc(n * sizeof(*by));
+	if (!by)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		by[i] = &pm[i];
+	qsort(by, n, sizeof(*by), cmp_label);
+	for (i = 1; i < n; i++)
+		if (!strcmp(by[i - 1]->vm, by[i]->vm)) {
+			by[i - 1]->pid = by[i - 1]->info_pid;
+			by[i]->pid = by[i]->info_pid;
+		}
+	free(by);
+	return 0;
 }
 
 int exporter_scrape(struct exporter *e, FILE *f)
@@ -203,9 +264,15 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	for (i = 0; i < e->nr; i++) {
 		struct vm_entry *v = &e->vms[i];
 
-		if (!all_open(&v->p) && vm_open_stats(&v->p, -1)) {
-			e->errors++;
-			report(v);
+		if (!all_open(&v->p, e->opts.vcpu)) {
+			ret = vm_open_stats(&v->p, e->opts.vcpu ? -1 : VM_STATS_ONLY);
+			if (ret && is_race(v, ret)) {
+				e->races++;
+			} else if (ret) {
+				e->errors++;
+				report(v);
+			}
+			v->p.err[0] = '\0';
 		}
 		refresh_one(e, v, &v->p.vm, &v->p.vm_open, "VM");
 		nfds += v->p.vm_open;
@@ -227,10 +294,12 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	for (i = 0, nv = 0; i < e->nr; i++) {
 		struct vm_proc *p = &e->vms[i].p;
 
-		pm[i].pid = e->vms[i].pid;
-		pm[i].name = p->guest;
+		pm[i].vm = e->vms[i].id.vm;
+		pm[i].info_pid = e->vms[i].pid;
+		pm[i].uuid = e->vms[i].id.uuid;
+		pm[i].source = e->vms[i].id.source;
 		pm[i].comm = p->comm;
-		pm[i].vm = p->vm_open ? &p->vm : NULL;
+		pm[i].vm_st = p->vm_open ? &p->vm : NULL;
 		pm[i].vcpus = &pv[nv];
 		pm[i].nr_vcpus = p->nr_vcpus;
 		for (k = 0; k < p->nr_vcpus; k++, nv++) {
@@ -239,17 +308,24 @@ int exporter_scrape(struct exporter *e, FILE *f)
 			pv[nv].st = p->vcpus[k].open ? &p->vcpus[k].st : NULL;
 		}
 	}
-	ret = prom_render(f, pm, e->nr, &res);
+	ret = disambiguate(pm, e->nr);
 	if (ret)
 		goto out;
+	ret = prom_render(f, pm, e->nr, &e->opts, &res);
+	if (ret)
+		goto out;
+	e->scrapes++;
 	fprintf(f, "# HELP kvm_exporter_vms VMM processes the exporter follows.\n"
 		"# TYPE kvm_exporter_vms gauge\nkvm_exporter_vms %u\n", e->nr);
 	fprintf(f, "# HELP kvm_exporter_stats_fds KVM stats fds the exporter holds open.\n"
 		"# TYPE kvm_exporter_stats_fds gauge\nkvm_exporter_stats_fds %u\n",
 		nfds);
-	fprintf(f, "# HELP kvm_exporter_errors_total Stats fds that could not be opened or read, since the exporter started.\n"
+	fprintf(f, "# HELP kvm_exporter_errors_total Stats fds that could not be opened or read although their VMM was running, since the exporter started.\n"
 		"# TYPE kvm_exporter_errors_total counter\nkvm_exporter_errors_total %lu\n",
 		e->errors);
+	fprintf(f, "# HELP kvm_exporter_vm_exit_races_total Stats fds not opened or read because their VM or VMM was going away, since the exporter started.\n"
+		"# TYPE kvm_exporter_vm_exit_races_total counter\nkvm_exporter_vm_exit_races_total %lu\n",
+		e->races);
 	fprintf(f, "# HELP kvm_exporter_skipped_stats Stats left out of this scrape because another stat has their metric name.\n"
 		"# TYPE kvm_exporter_skipped_stats gauge\nkvm_exporter_skipped_stats %u\n",
 		res.skipped);

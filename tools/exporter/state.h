@@ -9,10 +9,13 @@
 #include <stdio.h>
 
 #include "discover.h"
+#include "identity.h"
+#include "metrics.h"
 
 struct vm_entry {
 	struct vm_proc p;	/* from discover_vms(); owns its fds */
 	char pid[16];		/* label value */
+	struct vm_identity id;	/* the "vm" label and kvm_vm_info's */
 	int reported;		/* p.err already printed */
 };
 
@@ -20,7 +23,11 @@ struct exporter {
 	struct vm_entry *vms;	/* sorted by pid */
 	unsigned int nr;
 	int verbose;
+	struct prom_opts opts;
+	const char *libvirt_dir;	/* NULL: libvirt not looked at */
 	unsigned long errors;	/* stats fds not opened or not read */
+	unsigned long races;	/* ... because their VM or VMM was going */
+	unsigned long scrapes;
 };
 
 /*

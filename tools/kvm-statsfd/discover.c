@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +38,8 @@
 #endif
 
 #define CMDLINE_MAX		65536
+
+unsigned int discover_denied;
 
 static int sys_pidfd_open(pid_t pid)
 {
@@ -141,9 +144,27 @@ static void read_small(pid_t pid, const char *file, char *buf, size_t len,
 	}
 }
 
+char *cmdline_opt(const char *cmdline, size_t len, const char *opt)
+{
+	const char *p = cmdline, *end = cmdline + len, *nul, *val = NULL;
+	size_t n, m = strlen(opt);
+
+	while (p < end) {
+		nul = memchr(p, '\0', end - p);
+		if (!nul)
+			break;	/* cut short: no complete value follows */
+		n = (size_t)(nul - p);
+		if (n == m && !memcmp(p, opt, m) && nul + 1 < end &&
+		    memchr(nul + 1, '\0', end - nul - 1))
+			val = nul + 1;
+		p = nul + 1;
+	}
+	return val ? strdup(val) : NULL;
+}
+
 static void read_labels(struct vm_proc *p)
 {
-	char *cmd;
+	char *cmd, *uuid;
 	size_t n;
 
 	read_small(p->pid, "comm", p->comm, sizeof(p->comm), &n);
@@ -154,6 +175,12 @@ static void read_labels(struct vm_proc *p)
 		return;
 	read_small(p->pid, "cmdline", cmd, CMDLINE_MAX, &n);
 	p->guest = guest_name_from_cmdline(cmd, n);
+	uuid = cmdline_opt(cmd, n, "-uuid");
+	if (!uuid)
+		uuid = cmdline_opt(cmd, n, "--uuid");
+	if (uuid)
+		snprintf(p->uuid, sizeof(p->uuid), "%s", uuid);
+	free(uuid);
 	free(cmd);
 }
 
@@ -242,6 +269,7 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 {
 	char path[64], link[128];
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 	ssize_t n;
 
@@ -249,12 +277,29 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 	p->pid = pid;
 	p->vm_fdnum = -1;
 	p->vm_stats_fdnum = -1;
-	p->pidfd = -1;
 	p->vm.fd = -1;
+	/*
+	 * The pidfd first: the fd numbers read below then belong to the
+	 * process it names, unless that one exited and the pid was reused
+	 * during the scan, which the check after it catches.
+	 */
+	p->pidfd = sys_pidfd_open(pid);
+	if (p->pidfd < 0)
+		return 0;	/* gone, or no pidfd support */
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st)) {
+		close(p->pidfd);
+		return 0;
+	}
+	p->uid = st.st_uid;
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		if (errno == EACCES || errno == EPERM)
+			discover_denied++;
+		close(p->pidfd);
 		return 0;	/* gone, or not ours to look at */
+	}
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
@@ -265,8 +310,9 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 		note_fd(p, atoi(de->d_name), link);
 	}
 	closedir(d);
-	if (!p->nr_vm_fds && !has_vcpu_fd(p)) {
+	if ((!p->nr_vm_fds && !has_vcpu_fd(p)) || vm_proc_exited(p)) {
 		free(p->vcpus);
+		close(p->pidfd);
 		return 0;
 	}
 	qsort(p->vcpus, p->nr_vcpus, sizeof(*p->vcpus), cmp_vcpu);
@@ -284,6 +330,7 @@ static int add_pid(struct vm_proc **vms, int *n, pid_t pid)
 	if (!nv) {
 		free(p.vcpus);
 		free(p.guest);
+		close(p.pidfd);
 		return -ENOMEM;
 	}
 	*vms = nv;
@@ -307,6 +354,7 @@ int discover_vms(struct vm_proc **out, pid_t only_pid)
 	DIR *d;
 
 	*out = NULL;
+	discover_denied = 0;
 	if (only_pid > 0) {
 		ret = add_pid(&vms, &n, only_pid);
 		goto out;
@@ -339,6 +387,8 @@ static const char *explain(int err)
 		return "permission denied (needs root or ptrace access to the VMM)";
 	case -ESRCH:
 		return "process exited";
+	case -EBADF:
+		return "the fd is no longer what it was when /proc was read (closed or replaced)";
 	case -EIO:
 		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO) and the VMM has no stats fd of its own to borrow";
 	case -ENOTTY:
@@ -369,7 +419,34 @@ static void set_err(struct vm_proc *p, const char *fmt, ...)
  * created the VM, so fall back to a stats fd the VMM already holds (QEMU
  * opens one per vCPU); pread does not move its shared file offset.
  */
-static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum)
+int kvm_fd_is(int fd, const char *what)
+{
+	char path[64], link[128], want[80];
+	size_t n;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0 || !*what)
+		return 0;
+	link[len] = '\0';
+	snprintf(want, sizeof(want), "anon_inode:%s", what);
+	n = strlen(want);
+	if (want[n - 1] != ':')
+		return !strcmp(link, want);
+	/* "kvm-vcpu:" takes a vCPU number after it. */
+	return !strncmp(link, want, n) && link[n] &&
+	       strspn(link + n, "0123456789") == strlen(link + n);
+}
+
+/*
+ * The fd numbers come from a scan of a process that may be hostile (any
+ * user with /dev/kvm runs one): what the numbers name can change between
+ * the scan and pidfd_getfd().  So every fd taken is checked to be what the
+ * scan said, a KVM VM or vCPU fd or a KVM stats fd, before it is used.
+ */
+static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
+			int vcpu)
 {
 	int dup, fd = -1, err = -ENOENT;
 
@@ -377,6 +454,9 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum)
 		dup = sys_pidfd_getfd(p->pidfd, fdnum);
 		if (dup < 0) {
 			err = -errno;
+		} else if (!kvm_fd_is(dup, vcpu ? "kvm-vcpu:" : "kvm-vm")) {
+			err = -EBADF;	/* swapped since the scan */
+			close(dup);
 		} else {
 			fd = ioctl(dup, KVM_GET_STATS_FD, NULL);
 			if (fd < 0)
@@ -386,18 +466,23 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum)
 	}
 	if (fd < 0 && stats_fdnum >= 0 && err != -EPERM) {
 		fd = sys_pidfd_getfd(p->pidfd, stats_fdnum);
-		if (fd < 0)
+		if (fd < 0) {
 			err = -errno;
+		} else if (!kvm_fd_is(fd, vcpu ? "kvm-vcpu-stats:" : "kvm-vm-stats")) {
+			close(fd);
+			fd = -1;
+			err = -EBADF;
+		}
 	}
 	return fd >= 0 ? fd : err;
 }
 
 static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
-		    struct kvmstats *st, const char *what)
+		    struct kvmstats *st, const char *what, int vcpu)
 {
 	int fd, ret;
 
-	fd = get_stats_fd(p, fdnum, stats_fdnum);
+	fd = get_stats_fd(p, fdnum, stats_fdnum, vcpu);
 	if (fd < 0) {
 		set_err(p, "pid %d %s: %s", (int)p->pid, what, explain(fd));
 		return fd;
@@ -424,19 +509,21 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 		return ret;
 	}
 	/* With only_vcpu the VM-wide stats are not shown: do not ask. */
-	if (only_vcpu < 0 && !p->vm_open &&
+	if ((only_vcpu == -1 || only_vcpu == VM_STATS_ONLY) && !p->vm_open &&
 	    (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
-		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM");
+		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM", 0);
 		p->vm_open = !ret;
 		first = ret;
 	}
 	for (i = 0; i < p->nr_vcpus; i++) {
 		struct vcpu_ref *v = &p->vcpus[i];
 
+		if (only_vcpu == VM_STATS_ONLY)
+			break;
 		if ((only_vcpu >= 0 && v->id != only_vcpu) || v->open)
 			continue;
 		snprintf(what, sizeof(what), "vCPU %d", v->id);
-		ret = open_one(p, v->fdnum, v->stats_fdnum, &v->st, what);
+		ret = open_one(p, v->fdnum, v->stats_fdnum, &v->st, what, 1);
 		v->open = !ret;
 		if (!first)
 			first = ret;

@@ -21,6 +21,8 @@ struct vm_proc {
 	pid_t pid;
 	char comm[64];
 	char *guest;		/* from -name, NULL if none */
+	char uuid[40];		/* from -uuid, "" if none */
+	uid_t uid;		/* owner of /proc/PID */
 	int nr_vm_fds;		/* > 1: vCPUs attributed to the first VM */
 	int vm_fdnum;		/* first kvm-vm fd, or -1 */
 	int vm_stats_fdnum;	/* first existing kvm-vm-stats fd, or -1 */
@@ -28,7 +30,7 @@ struct vm_proc {
 	struct vcpu_ref *vcpus;	/* sorted by id */
 	struct kvmstats vm;
 	int vm_open;
-	int pidfd;		/* kept while stats are open, -1 otherwise */
+	int pidfd;		/* opened before /proc/PID/fd is read */
 	char err[256];		/* first error while opening stats */
 };
 
@@ -38,6 +40,8 @@ struct vm_proc {
  * Returns the number found (array in *out, sorted by pid) or -errno.
  */
 int discover_vms(struct vm_proc **out, pid_t only_pid);
+/* Processes the last discover_vms() was not allowed to look into. */
+extern unsigned int discover_denied;
 
 /*
  * Open stats fds for the VM and each vCPU of p (or only vCPU only_vcpu if
@@ -48,6 +52,22 @@ int discover_vms(struct vm_proc **out, pid_t only_pid);
  * and the stats already open are kept, only the others are tried.
  */
 int vm_open_stats(struct vm_proc *p, int only_vcpu);
+/* only_vcpu for vm_open_stats(): the VM's stats only, no vCPU's. */
+#define VM_STATS_ONLY	(-2)
+
+/*
+ * Whether fd is a KVM stats fd: /proc/self/fd/FD reads
+ * "anon_inode:kvm-vm-stats" or "anon_inode:kvm-vcpu-stats:N", names only
+ * KVM gives.  kvm_fd_is(fd, "kvm-vm") and kvm_fd_is(fd, "kvm-vcpu:")
+ * check a VM or vCPU fd the same way (a name ending in ':' is a prefix).
+ */
+int kvm_fd_is(int fd, const char *what);
+
+/*
+ * The value of the last "-opt VALUE" in a NUL-separated command line, as
+ * a malloc()ed string, or NULL.
+ */
+char *cmdline_opt(const char *cmdline, size_t len, const char *opt);
 /* True once the VMM process has exited. */
 int vm_proc_exited(const struct vm_proc *p);
 void vm_close_stats(struct vm_proc *p);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "kvmstats.h"
 
 void json_init(struct json *j, FILE *f, int pretty)
 {
@@ -63,32 +64,6 @@ void json_obj_end(struct json *j) { close_level(j, '}'); }
 void json_arr_begin(struct json *j) { open_level(j, '['); }
 void json_arr_end(struct json *j) { close_level(j, ']'); }
 
-/* Length of a valid UTF-8 sequence at p, or 0 (RFC 3629 rules). */
-static int utf8_len(const unsigned char *p)
-{
-	unsigned int c = p[0], cp, n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)	/* also stops at NUL */
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 /*
  * Process names and command lines are arbitrary bytes; invalid UTF-8 is
  * replaced by U+FFFD so the document always parses.
@@ -114,7 +89,7 @@ void json_write_string(FILE *f, const char *s)
 			p++;
 			continue;
 		}
-		n = utf8_len(p);
+		n = kvmstats_utf8_len(p);
 		if (!n) {
 			fputs("\\ufffd", f);
 			p++;

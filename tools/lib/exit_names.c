@@ -160,3 +160,98 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
 		buf[0] = '\0';
 	return n;
 }
+
+/*
+ * KVM_EXIT_* names for the module's userspace_exits histogram, from the
+ * uapi constants themselves: whatever <linux/kvm.h> the tools are built
+ * against defines is named, the rest is "KVM_EXIT_<n>".
+ */
+#define KVM_EXIT_NAME(x)	[x] = #x
+static const char *const kvm_exit_names[] = {
+	KVM_EXIT_NAME(KVM_EXIT_UNKNOWN),
+	KVM_EXIT_NAME(KVM_EXIT_EXCEPTION),
+	KVM_EXIT_NAME(KVM_EXIT_IO),
+	KVM_EXIT_NAME(KVM_EXIT_HYPERCALL),
+	KVM_EXIT_NAME(KVM_EXIT_DEBUG),
+	KVM_EXIT_NAME(KVM_EXIT_HLT),
+	KVM_EXIT_NAME(KVM_EXIT_MMIO),
+	KVM_EXIT_NAME(KVM_EXIT_IRQ_WINDOW_OPEN),
+	KVM_EXIT_NAME(KVM_EXIT_SHUTDOWN),
+	KVM_EXIT_NAME(KVM_EXIT_FAIL_ENTRY),
+	KVM_EXIT_NAME(KVM_EXIT_INTR),
+	KVM_EXIT_NAME(KVM_EXIT_SET_TPR),
+	KVM_EXIT_NAME(KVM_EXIT_TPR_ACCESS),
+	KVM_EXIT_NAME(KVM_EXIT_S390_SIEIC),
+	KVM_EXIT_NAME(KVM_EXIT_S390_RESET),
+	KVM_EXIT_NAME(KVM_EXIT_DCR),
+	KVM_EXIT_NAME(KVM_EXIT_NMI),
+	KVM_EXIT_NAME(KVM_EXIT_INTERNAL_ERROR),
+	KVM_EXIT_NAME(KVM_EXIT_OSI),
+	KVM_EXIT_NAME(KVM_EXIT_PAPR_HCALL),
+	KVM_EXIT_NAME(KVM_EXIT_S390_UCONTROL),
+	KVM_EXIT_NAME(KVM_EXIT_WATCHDOG),
+	KVM_EXIT_NAME(KVM_EXIT_S390_TSCH),
+	KVM_EXIT_NAME(KVM_EXIT_EPR),
+	KVM_EXIT_NAME(KVM_EXIT_SYSTEM_EVENT),
+	KVM_EXIT_NAME(KVM_EXIT_S390_STSI),
+	KVM_EXIT_NAME(KVM_EXIT_IOAPIC_EOI),
+	KVM_EXIT_NAME(KVM_EXIT_HYPERV),
+#ifdef KVM_EXIT_ARM_NISV
+	KVM_EXIT_NAME(KVM_EXIT_ARM_NISV),
+#endif
+#ifdef KVM_EXIT_X86_RDMSR
+	KVM_EXIT_NAME(KVM_EXIT_X86_RDMSR),
+	KVM_EXIT_NAME(KVM_EXIT_X86_WRMSR),
+#endif
+#ifdef KVM_EXIT_DIRTY_RING_FULL
+	KVM_EXIT_NAME(KVM_EXIT_DIRTY_RING_FULL),
+#endif
+#ifdef KVM_EXIT_AP_RESET_HOLD
+	KVM_EXIT_NAME(KVM_EXIT_AP_RESET_HOLD),
+#endif
+#ifdef KVM_EXIT_X86_BUS_LOCK
+	KVM_EXIT_NAME(KVM_EXIT_X86_BUS_LOCK),
+#endif
+#ifdef KVM_EXIT_XEN
+	KVM_EXIT_NAME(KVM_EXIT_XEN),
+#endif
+#ifdef KVM_EXIT_RISCV_SBI
+	KVM_EXIT_NAME(KVM_EXIT_RISCV_SBI),
+#endif
+#ifdef KVM_EXIT_RISCV_CSR
+	KVM_EXIT_NAME(KVM_EXIT_RISCV_CSR),
+#endif
+#ifdef KVM_EXIT_NOTIFY
+	KVM_EXIT_NAME(KVM_EXIT_NOTIFY),
+#endif
+#ifdef KVM_EXIT_LOONGARCH_IOCSR
+	KVM_EXIT_NAME(KVM_EXIT_LOONGARCH_IOCSR),
+#endif
+#ifdef KVM_EXIT_MEMORY_FAULT
+	KVM_EXIT_NAME(KVM_EXIT_MEMORY_FAULT),
+#endif
+};
+
+int kvmstats_is_userspace_exits(const struct kvmstats_desc *d)
+{
+	return d && d->type == KVM_STATS_TYPE_LINEAR_HIST &&
+	       d->bucket_size == 1 && d->size >= 2 &&
+	       !strcmp(d->name, "userspace_exits");
+}
+
+int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,
+				 unsigned int i, char *buf, size_t len)
+{
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	if (!kvmstats_is_userspace_exits(d) || i >= d->size)
+		return -1;
+	/* The last bucket counts every reason past the others. */
+	if (i == d->size - 1u)
+		return snprintf(buf, len, "other");
+	if (i < sizeof(kvm_exit_names) / sizeof(kvm_exit_names[0]) &&
+	    kvm_exit_names[i])
+		return snprintf(buf, len, "%s", kvm_exit_names[i]);
+	return snprintf(buf, len, "KVM_EXIT_%u", i);
+}

@@ -131,4 +131,21 @@ int kvmstats_exit_reason_kind(const struct kvmstats_desc *d);
 int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
 			      char *buf, size_t len);
 
+/*
+ * The module's userspace_exits histogram: bucket i counts returns to
+ * userspace with kvm_run.exit_reason i, the last bucket every larger one.
+ * kvmstats_userspace_exit_name() writes "KVM_EXIT_IO" (the uapi name),
+ * "KVM_EXIT_<n>" for a number without one, "other" for the last bucket.
+ */
+int kvmstats_is_userspace_exits(const struct kvmstats_desc *d);
+int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,
+				 unsigned int i, char *buf, size_t len);
+
+/*
+ * Length of the valid UTF-8 sequence at p (1 to 4), or 0 for an invalid
+ * one (RFC 3629: no overlongs, surrogates or code points past U+10FFFF).
+ * Stops at a NUL.  The one validator of the tools.
+ */
+int kvmstats_utf8_len(const unsigned char *p);
+
 #endif /* KVMSTATS_H */

@@ -162,3 +162,29 @@ int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
 		return fmt_num(buf, len, v, "");
 	}
 }
+
+/* Length of a valid UTF-8 sequence at p, or 0 (RFC 3629 rules). */
+int kvmstats_utf8_len(const unsigned char *p)
+{
+	unsigned int c = p[0], cp, n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* also stops at NUL */
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load test of kvm-statsfd-exporter on the host, loopback only: hostile
+ * clients (half-open requests held, requests dripped a byte at a time,
+ * requests abandoned with a reset, idle connections past the connection
+ * limit, bursts of concurrent scrapes), each followed by a normal scrape
+ * that must answer within a second.  Bounded: at most about 1,000 sockets
+ * at once, every wait has a deadline, and alarm() ends the whole test.
+ *
+ *   load_test EXPORTER
+ *
+ * Prints TAP; the last line is "N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#define TIMEOUT_S	2	/* the exporter's --timeout here */
+#define MAX_CONN	512	/* its --max-connections */
+#define HALF_OPEN	300
+#define DRIP		100
+#define RESETS		200
+#define OVER_LIMIT	(MAX_CONN + 100)
+#define BURST		150
+#define REQ		"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+static struct sockaddr_in addr;
+static pid_t exporter = -1;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A connected non-blocking socket, or -1; waits at most ms. */
+static int connect_to(int ms)
+{
+	struct pollfd p;
+	int fd, err = 0;
+	socklen_t l = sizeof(err);
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (!connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
+		return fd;
+	if (errno != EINPROGRESS)
+		goto fail;
+	p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	if (poll(&p, 1, ms) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) || err)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/*
+ * One complete scrape within ms: 200, and the body ends with the
+ * exporter's last metric.  Returns the time it took, or -1.
+ */
+static double scrape(int ms, char *why, size_t whylen)
+{
+	double t0 = now_ms(), left;
+	static char buf[1 << 16];
+	size_t got = 0;
+	struct pollfd p;
+	ssize_t n;
+	int fd;
+
+	snprintf(why, whylen, "connect");
+	fd = connect_to(ms);
+	if (fd < 0)
+		return -1;
+	if (write(fd, REQ, strlen(REQ)) != (ssize_t)strlen(REQ)) {
+		snprintf(why, whylen, "write: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		left = ms - (now_ms() - t0);
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)left) != 1) {
+			snprintf(why, whylen, "no answer within %d ms (%zu bytes)", ms, got);
+			close(fd);
+			return -1;
+		}
+		n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+		if (got == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	if (strncmp(buf, "HTTP/1.1 200", 12) || !strstr(buf, "\nkvm_exporter_vms ")) {
+		snprintf(why, whylen, "bad answer: %.60s", buf);
+		return -1;
+	}
+	return now_ms() - t0;
+}
+
+static void check_scrape(const char *what)
+{
+	char why[128];
+	double ms = scrape(1000, why, sizeof(why));
+
+	ok(ms >= 0, "%s: a normal scrape answers within 1 s (%.1f ms)", what, ms);
+	if (ms < 0)
+		tap_diag("%s", why);
+}
+
+static void close_all(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/*
+ * n connections, each with the start of a request and no end; gives up
+ * on the rest after 8 s (a server that stopped accepting).
+ */
+static int open_half(int *fds, int n, const char *part)
+{
+	double t0 = now_ms();
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = now_ms() - t0 < 8000 ? connect_to(3000) : -1;
+		if (fds[i] < 0)
+			continue;
+		k++;
+		if (part && write(fds[i], part, strlen(part)) < 0)
+			continue;
+	}
+	return k;
+}
+
+static void reset_close(int fd)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+static void test_half_open_and_drip(void)
+{
+	static int half[HALF_OPEN], drip[DRIP];
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	int nh, nd, i, round;
+	char b = 'a';
+
+	nh = open_half(half, HALF_OPEN, "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+	ok(nh == HALF_OPEN, "%d of %d half-open requests connected", nh, HALF_OPEN);
+	check_scrape("300 half-open requests held");
+
+	nd = open_half(drip, DRIP, req);
+	/* A byte each every 300 ms: never idle long enough to time out. */
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < DRIP; i++)
+			if (drip[i] >= 0 && write(drip[i], &b, 1) < 0)
+				continue;
+		usleep(300 * 1000);
+	}
+	ok(nd == DRIP, "%d of %d drip-feeding clients connected", nd, DRIP);
+	check_scrape("300 half-open + 100 drip-feeding clients held");
+	close_all(half, HALF_OPEN);
+	close_all(drip, DRIP);
+}
+
+static void test_resets(void)
+{
+	static int fds[RESETS];
+	int i, round, n = 0;
+
+	/* Half a request, then a reset: 3 rounds, more than once the limit's worth of churn. */
+	for (round = 0; round < 3; round++) {
+		n += open_half(fds, RESETS, "GET /metrics HTTP/1.1\r\nHo");
+		for (i = 0; i < RESETS; i++)
+			if (fds[i] >= 0)
+				reset_close(fds[i]);
+	}
+	ok(n == 3 * RESETS, "%d of %d half-requests abandoned with a reset", n, 3 * RESETS);
+	check_scrape("after 600 abandoned half-requests");
+}
+
+static void test_over_limit(void)
+{
+	static int fds[OVER_LIMIT];
+	int n;
+
+	/*
+	 * Past the connection limit the kernel's listen queue holds the
+	 * rest; idle ones are closed after --timeout, and the exporter must
+	 * take new connections again, not stop listening for good.
+	 */
+	n = open_half(fds, OVER_LIMIT, NULL);
+	ok(n >= MAX_CONN, "%d idle connections open (limit %d)", n, MAX_CONN);
+	usleep((TIMEOUT_S * 1000 + 1500) * 1000);
+	check_scrape("612 idle connections held past the timeout");
+	close_all(fds, OVER_LIMIT);
+	usleep(200 * 1000);
+	check_scrape("after 612 idle connections closed");
+}
+
+static void test_burst(void)
+{
+	static int fds[BURST];
+	static char buf[1 << 16];
+	struct pollfd p[BURST];
+	int i, n, done = 0, okc = 0;
+	double t0 = now_ms();
+	ssize_t r;
+
+	for (i = 0; i < BURST; i++) {
+		fds[i] = connect_to(2000);
+		if (fds[i] >= 0 && write(fds[i], REQ, strlen(REQ)) != (ssize_t)strlen(REQ)) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	/* Read every answer to its end; a 200 status line counts. */
+	while (done < BURST && now_ms() - t0 < 5000) {
+		for (i = 0, n = 0; i < BURST; i++)
+			p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		if (poll(p, BURST, 100) < 0)
+			break;
+		for (i = 0; i < BURST; i++) {
+			if (fds[i] < 0)
+				continue;
+			n++;
+			if (!p[i].revents)
+				continue;
+			r = read(fds[i], buf, sizeof(buf));
+			if (r < 0 && errno == EAGAIN)
+				continue;
+			if (r > 12 && !strncmp(buf, "HTTP/1.1 200", 12))
+				okc++;
+			if (r <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+				done++;
+			}
+		}
+		if (!n)
+			break;
+	}
+	for (i = 0; i < BURST; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ok(okc == BURST, "%d concurrent scrapes: %d answered 200 within 5 s (%.0f ms)",
+	   BURST, okc, now_ms() - t0);
+}
+
+static int start_exporter(const char *bin)
+{
+	char listen[64], why[128];
+	int fd, i;
+	socklen_t l = sizeof(addr);
+
+	/* A free port: bind to 0, note it, let go. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	addr.sin_port = 0;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(fd, (struct sockaddr *)&addr, &l))
+		return -1;
+	close(fd);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", ntohs(addr.sin_port));
+	exporter = fork();
+	if (exporter < 0)
+		return -1;
+	if (!exporter) {
+		char to[16], mc[16];
+
+		snprintf(to, sizeof(to), "%d", TIMEOUT_S);
+		snprintf(mc, sizeof(mc), "%d", MAX_CONN);
+		execl(bin, bin, "--listen", listen, "--timeout", to,
+		      "--max-connections", mc, "--libvirt-dir", "", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 50; i++) {
+		if (scrape(1000, why, sizeof(why)) >= 0)
+			return 0;
+		usleep(100 * 1000);
+	}
+	return -1;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (exporter > 0)
+		kill(exporter, SIGKILL);
+	/* Not async-signal-safe, but the test is over either way. */
+	ok(0, "load test finished within 90 s (the exporter stopped answering)");
+	tap_done();
+	fflush(stdout);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	struct rlimit rl;
+	int st = 0, i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: load_test EXPORTER\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, on_alarm);
+	signal(SIGPIPE, SIG_IGN);
+	alarm(90);
+	/* Room for the sockets of the test and of the exporter. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (start_exporter(argv[1])) {
+		ok(0, "exporter %s starts and answers", argv[1]);
+		if (exporter > 0)
+			kill(exporter, SIGKILL);
+		return tap_done();
+	}
+	ok(1, "exporter starts and answers on 127.0.0.1:%u", ntohs(addr.sin_port));
+	check_scrape("no load");
+	test_half_open_and_drip();
+	test_resets();
+	test_over_limit();
+	test_burst();
+	check_scrape("after everything");
+
+	kill(exporter, SIGTERM);
+	for (i = 0; i < 40 && !waitpid(exporter, &st, WNOHANG); i++)
+		usleep(50 * 1000);
+	if (i == 40) {
+		kill(exporter, SIGKILL);
+		waitpid(exporter, &st, 0);
+	}
+	ok(i < 40 && WIFEXITED(st) && !WEXITSTATUS(st),
+	   "SIGTERM stops the exporter with status 0 within 2 s");
+	return tap_done();
+}
