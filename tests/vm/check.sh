@@ -71,6 +71,10 @@ MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
 host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" run
+host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \
+	O="$BUILD/tests-exporter" load
+host_suite exporter-scale $MAKE_QUIET -C "$TOP/tests/exporter" \
+	O="$BUILD/tests-exporter" scale
 # DKMS and make install against every test kernel's headers (~1 min).
 host_suite dkms "$TOP/tests/dkms/test.sh"
 
