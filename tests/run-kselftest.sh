@@ -3,7 +3,13 @@
 #
 # Run the selftests on this machine (a real KVM host, as root), the way
 # `make kselftest` does: every program in DIR, TAP on stdout, and a last
-# line "N passed, N failed".
+# line "N passed, N failed[, N skipped]".
+#
+# A skip is not a pass: skipped cases are counted apart, and the run fails
+# when a program reports no case at all (unless it exits 4, KSFT_SKIP,
+# which counts as one skip), when it exits non-zero without a failed case,
+# and when a case reports ok or SKIP after a failed expectation (the 6.1
+# harness turns SKIP after a failed EXPECT into a skip).
 #
 # usage: run-kselftest.sh DIR   (KVM_STATSFD_KO names the module to load)
 set -uo pipefail
@@ -13,17 +19,45 @@ dir=$1
 [ -c /dev/kvm ] || { echo "run-kselftest: /dev/kvm is missing: load kvm_amd or kvm_intel" >&2; exit 2; }
 [ -f "${KVM_STATSFD_KO:-}" ] || { echo "run-kselftest: KVM_STATSFD_KO does not name a module file" >&2; exit 2; }
 
-passed=0 failed=0
+# count_cases: "passed failed skipped" of one program's output on stdin.
+count_cases() {
+	awk '
+	/^#  RUN / { expfail = 0; next }
+	/^# [^ :]+:[0-9]+:[^:]*:Expected / { expfail = 1; next }
+	/^(not )?ok [0-9]+/ {
+		if (/^not ok/ || expfail) f++
+		else if (/# (SKIP|skip)/) s++
+		else p++
+		expfail = 0
+	}
+	END { printf "%d %d %d\n", p, f, s }'
+}
+
+passed=0 failed=0 skipped=0
 for t in "$dir"/*; do
 	[ -x "$t" ] || continue
 	echo "# running ${t##*/}"
 	out=$("$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
-	p=$(printf '%s\n' "$out" | grep -c '^ok ')
-	f=$(printf '%s\n' "$out" | grep -c '^not ok ')
-	[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
-	passed=$((passed + p)) failed=$((failed + f))
+	read -r p f s < <(printf '%s\n' "$out" | count_cases)
+	if [ $((p + f + s)) = 0 ]; then
+		if [ "$rc" = 4 ]; then
+			echo "# ${t##*/}: skipped as a whole (exit 4)"
+			s=1
+		else
+			echo "# ${t##*/}: no test case reported (exit $rc)"
+			f=1
+		fi
+	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "# ${t##*/}: exited with status $rc and no failed case"
+		f=1
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
-echo "$passed passed, $failed failed"
+if [ "$skipped" = 0 ]; then
+	echo "$passed passed, $failed failed"
+else
+	echo "$passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" = 0 ]

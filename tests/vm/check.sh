@@ -1,22 +1,38 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: everything, on every test kernel, then one summary line.
+# `make check`: everything, on every test lane, then one summary line.
 #
-#  1. host: lint (checkpatch, W=1 + sparse builds) and the unit tests;
-#  2. per kernel, in parallel: build the module, boot a guest, run the
-#     selftests in it, judge the run (test cases, kernel log, taint);
-#  3. the rig's self-test: a guest that WARNs must be judged a failure.
+#  1. the lanes' kernels are fetched (tests/vm/lanes, fetch-kernels.sh), the
+#     guests' programs and each kernel's module are built, the module once
+#     per kernel (W=1, sparse) with that kernel's compiler;
+#  2. the guests start, one per lane (at most GUEST_JOBS at once), plus the
+#     rig's self-test (a guest WARN must fail the run) on one QEMU lane;
+#  3. beside them, at a lower priority: lint (checkpatch, and the W=1 and
+#     sparse logs of the module builds above), the host unit tests, DKMS;
+#  4. every guest run is judged (test cases against tests/vm/manifest,
+#     kernel log, taint).
 #
-# Test cases from all of these are counted and the last line printed is
-# "N passed, N failed".
+# Progress goes to stderr as "==> [+SECONDS s] ...", per kernel and stage;
+# stdout gets the TAP lines, and the last line is
+# "N passed, N failed[, N skipped]".  LANES="name ..." or SERIES="series
+# ..." pick lanes other than the default ones.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 passed=0 failed=0 skipped=0
 RUN="$BUILD/check"
 rm -rf "$RUN"
-mkdir -p "$RUN"
+mkdir -p "$RUN/host"
+T0=$(date +%s)
+# Guests get the CPU first; host work runs beside them at this niceness.
+HOST_NICE=${HOST_NICE:-10}
+GUEST_JOBS=${GUEST_JOBS:-$(($(nproc) * 2))}
+# Several guests share few cores: give each more time than run-guest.sh's
+# default for one alone.
+export GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+
+progress() { step "[+$(($(date +%s) - T0)) s] $*"; }
 
 # count FILE: add a "passed failed skipped" line to the totals.
 count() {
@@ -39,34 +55,220 @@ host_case() {
 	fi
 }
 
+# Host work started in the background: "kind name" per job, collected by
+# collect_host once the guests are done.
+HOST_JOBS=()
+
+# host_start KIND NAME CMD...: run CMD niced in the background, its output
+# in RUN/host/NAME.log and its status in RUN/host/NAME.rc.
+host_start() {
+	local kind=$1 name=$2
+	shift 2
+	HOST_JOBS+=("$kind $name")
+	(
+		progress "host: $name started"
+		t=$(date +%s)
+		nice -n "$HOST_NICE" "$@" > "$RUN/host/$name.log" 2>&1
+		rc=$?
+		echo "$rc" > "$RUN/host/$name.rc"
+		progress "host: $name finished in $(($(date +%s) - t)) s (status $rc)"
+	) &
+}
+
 # host_suite NAME CMD...: a host test program whose output is TAP ending
 # in "N passed, N failed"; its cases join the totals.
-host_suite() {
-	local name=$1 up uf
-	shift
-	step "host: $name"
-	"$@" > "$RUN/$name.log" 2>&1
-	grep -E '^(not )?ok ' "$RUN/$name.log" |
+host_suite() { host_start suite "$@"; }
+
+# host_bg_case NAME CMD...: one host-side test case, run in the background.
+host_bg_case() { host_start case "$@"; }
+
+collect_suite() {
+	local name=$1 up uf log="$RUN/host/$1.log"
+	grep -E '^(not )?ok ' "$log" |
 		sed "s/^\(not \)\?ok [0-9]* \(- \)\?/&host $name: /"
-	read -r up uf < <(tail -n 1 "$RUN/$name.log" |
+	read -r up uf < <(tail -n 1 "$log" |
 		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p') || true
 	if [ -z "${up:-}" ]; then
 		echo "not ok - host $name did not report a summary"
-		tail -n 20 "$RUN/$name.log" | sed 's/^/#   /'
+		tail -n 20 "$log" | sed 's/^/#   /'
 		failed=$((failed + 1))
 	else
 		passed=$((passed + up)) failed=$((failed + uf))
 	fi
 }
 
-mapfile -t KERNELS < <(test_kernels) || exit 1
-[ "${#KERNELS[@]}" -gt 0 ] || { echo "no test kernels" >&2; exit 1; }
-build_userspace || exit 1
+collect_host() {
+	local j kind name
+	for j in "${HOST_JOBS[@]}"; do
+		read -r kind name <<< "$j"
+		if [ "$kind" = suite ]; then
+			collect_suite "$name"
+		elif [ "$(cat "$RUN/host/$name.rc" 2>/dev/null)" = 0 ]; then
+			echo "ok - host $name"
+			passed=$((passed + 1))
+		else
+			echo "not ok - host $name"
+			sed 's/^/#   /' "$RUN/host/$name.log" | tail -n 40
+			failed=$((failed + 1))
+		fi
+	done
+}
 
-step "host: lint"
-host_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
-	"$TOP/tests/vm/lint.sh"
+# --- lanes ----------------------------------------------------------------
 
+# The selected lanes, "name series runner" per line.
+select_lanes() {
+	local want=${LANES:-${SERIES:-}}
+	grep -v -e '^#' -e '^ *$' "$TOP/tests/vm/lanes" |
+		while read -r name series runner default; do
+			if [ -n "$want" ]; then
+				case " $want " in *" $name "*) ;; *) continue ;; esac
+			elif [ "$default" != yes ]; then
+				continue
+			fi
+			echo "$name $series $runner"
+		done
+}
+
+mapfile -t LANE_LIST < <(select_lanes)
+[ "${#LANE_LIST[@]}" -gt 0 ] || { echo "no lanes selected (tests/vm/lanes)" >&2; exit 1; }
+
+# The kernels of the lanes that boot a fetched kernel, one fetch for all.
+kseries=$(for l in "${LANE_LIST[@]}"; do
+	read -r _ s r <<< "$l"
+	case "$r" in script:*) ;; *) echo "$s" ;; esac
+done | awk '!seen[$0]++' | tr '\n' ' ')
+declare -A REL_OF ROOT_OF
+if [ -n "$kseries" ]; then
+	progress "fetching kernels: $kseries"
+	SERIES="$kseries" test_kernels > "$RUN/kernels" || exit 1
+	while read -r s rel root; do
+		REL_OF[$s]=$rel ROOT_OF[$s]=$root
+	done < "$RUN/kernels"
+else
+	: > "$RUN/kernels"
+fi
+
+# The rig's self-test runs on the first run-guest.sh lane.
+WARN_LANE=
+for l in "${LANE_LIST[@]}"; do
+	read -r name s r <<< "$l"
+	if [ "$r" = tests/vm/run-guest.sh ]; then WARN_LANE=$name; break; fi
+done
+
+# --- builds ---------------------------------------------------------------
+
+progress "building the guests' programs and one module per kernel"
+(build_userspace > "$RUN/userspace.log" 2>&1; echo $? > "$RUN/userspace.rc") &
+up_pid=$!
+(
+	while read -r s rel root; do
+		t=$(date +%s)
+		mkdir -p "$RUN/build/$rel"
+		if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
+			{ [ "$WARN_LANE" != "$s" ] ||
+				build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
+			touch "$RUN/build/$rel/ok"
+			progress "[$s] kvm_statsfd.ko built for $rel ($(builder_of_root "$root"), $(($(date +%s) - t)) s)"
+		else
+			progress "[$s] module build FAILED for $rel (log: $RUN/build/$rel/log)"
+		fi
+	done < "$RUN/kernels"
+) &
+wait "$!"
+wait "$up_pid"
+if [ "$(cat "$RUN/userspace.rc")" != 0 ]; then
+	cat "$RUN/userspace.log" >&2
+	echo "not ok - building the tools and selftests failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+progress "builds done"
+
+# --- guests ---------------------------------------------------------------
+
+# initrd REL ROOT: the initramfs of one kernel, made once for all its lanes.
+initrd_of() {
+	local rel=$1 root=$2 f="$RUN/build/$1/initrd.gz"
+	(
+		flock 8
+		[ -f "$f" ] && exit 0
+		# shellcheck disable=SC2046 # the payload is a list of options
+		"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$f.tmp" \
+			--module "$BUILD/$rel/module/kvm_statsfd.ko" \
+			$(for w in "$BUILD/$rel/rig_warn/rig_warn.ko"; do
+				[ -f "$w" ] && echo --module "$w"; done) \
+			$(guest_test_payload) && mv "$f.tmp" "$f"
+	) 8> "$RUN/build/$rel/initrd.lock" >&2
+	[ -f "$f" ] && echo "$f"
+}
+
+# guest NAME SERIES RUNNER MODE OUTDIR [CMDLINE...]: one boot.
+guest() {
+	local name=$1 s=$2 runner=$3 mode=$4 out=$5 rel root initrd t
+	shift 5
+	rel=${REL_OF[$s]} root=${ROOT_OF[$s]}
+	mkdir -p "$out"
+	if [ ! -f "$RUN/build/$rel/ok" ]; then
+		echo "module build failed" > "$out/failed"
+		return
+	fi
+	initrd=$(initrd_of "$rel" "$root") ||
+		{ echo "initramfs build failed" > "$out/failed"; return; }
+	progress "[$name] booting $rel ($mode, ${runner##*/})"
+	t=$(date +%s)
+	# shellcheck disable=SC2046 # the command line is a list of words
+	"$TOP/$runner" "$root/boot/vmlinuz-$rel" "$initrd" "$out" "$mode" \
+		$(guest_cmdline "$rel" "$root") "$@"
+	echo "$(($(date +%s) - t))" > "$out/seconds"
+	progress "[$name] $mode run finished in $(cat "$out/seconds") s"
+}
+
+# A lane: its suite, or its own script.
+lane() {
+	local name=$1 s=$2 runner=$3 out="$RUN/$1" t
+	mkdir -p "$out"
+	case "$runner" in
+	script:*)
+		progress "[$name] lane script ${runner#script:} started"
+		t=$(date +%s)
+		"$TOP/${runner#script:}" "$out" > "$out/lane.tap"
+		echo "$(($(date +%s) - t))" > "$out/seconds"
+		progress "[$name] lane finished in $(cat "$out/seconds") s"
+		;;
+	*) guest "$name" "$s" "$runner" test "$out/tests" ;;
+	esac
+}
+
+# The guest runs, at most GUEST_JOBS at a time: the lanes in table order,
+# then the rig's self-test.
+guests() {
+	local l name s r w
+	run_one() {
+		while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do wait -n; done
+		"$@" &
+	}
+	for l in "${LANE_LIST[@]}"; do
+		read -r name s r <<< "$l"
+		run_one lane "$name" "$s" "$r"
+	done
+	if [ -n "$WARN_LANE" ]; then
+		read -r name s r <<< "$(printf '%s\n' "${LANE_LIST[@]}" |
+			awk -v n="$WARN_LANE" '$1 == n')"
+		run_one guest "$name" "$s" "$r" warn "$RUN/$name/warn"
+		run_one guest "$name" "$s" "$r" warn-nopanic "$RUN/$name/warn-nopanic" \
+			panic_on_warn=0
+	fi
+	wait
+}
+
+guests &
+guests_pid=$!
+
+# --- host work beside the guests -----------------------------------------
+
+host_bg_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
+	env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
 MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
 host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
@@ -75,68 +277,74 @@ host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" load
 host_suite exporter-scale $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" scale
-# DKMS and make install against every test kernel's headers (~1 min).
-host_suite dkms "$TOP/tests/dkms/test.sh"
+# DKMS and make install against the kernels built with the host's compiler.
+host_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
 
-# One guest per kernel, run side by side (single-threaded TCG uses one
-# core each).
-pids=()
-for k in "${KERNELS[@]}"; do
-	read -r series rel root <<< "$k"
-	(
-		out="$RUN/$rel"
-		mkdir -p "$out"
-		step "[$series] building kvm_statsfd.ko for $rel"
-		build_modules_for "$rel" "$root" || exit 1
-		"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
-			--module "$BUILD/$rel/module/kvm_statsfd.ko" \
-			--module "$BUILD/$rel/rig_warn/rig_warn.ko" \
-			$(guest_test_payload) || exit 1
-		step "[$series] booting $rel: selftests"
-		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-			"$out/initrd.gz" "$out/tests" test
-		step "[$series] rig self-test: a guest WARN must fail the run"
-		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-			"$out/initrd.gz" "$out/warn" warn
-		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-			"$out/initrd.gz" "$out/warn-nopanic" warn-nopanic \
-			panic_on_warn=0
-		step "[$series] guest runs finished"
-	) &
-	pids+=($!)
-done
-i=0
-for k in "${KERNELS[@]}"; do
-	read -r series rel root <<< "$k"
-	out="$RUN/$rel"
-	if ! wait "${pids[$i]}"; then
-		echo "not ok - [$series] build or boot of $rel failed"
+wait "$guests_pid"
+wait
+progress "all runs finished; judging"
+
+# --- results --------------------------------------------------------------
+
+collect_host
+
+# rig_selftest NAME RUN: the rig must call a WARN run a failure: with
+# panic_on_warn the guest never reports, without it the kernel log gives it
+# away.
+rig_selftest() {
+	local name=$1 w=$2 dir="$RUN/$1/$2"
+	if [ -f "$dir/failed" ]; then
+		echo "not ok - [$name] rig self-test: $w: $(cat "$dir/failed")"
 		failed=$((failed + 1))
-		i=$((i + 1))
-		continue
+	elif "$TOP/tests/vm/judge.sh" "$dir" "[$name]" > "$dir/judge.tap"; then
+		echo "not ok - [$name] rig self-test: $w run was judged a pass"
+		failed=$((failed + 1))
+	elif grep -q 'rig_warn' "$dir/judge.tap" "$dir/console.txt"; then
+		echo "ok - [$name] rig self-test: $w run judged a failure"
+		passed=$((passed + 1))
+	else
+		echo "not ok - [$name] rig self-test: $w run failed for another reason"
+		sed 's/^/#   /' "$dir/judge.tap"
+		failed=$((failed + 1))
 	fi
-	i=$((i + 1))
-	"$TOP/tests/vm/judge.sh" "$out/tests" "[$series]"
-	count "$out/tests/counts"
-	host_case "[$series] exporter: guest /metrics passes promtool" \
-		"$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt"
+}
 
-	# The rig must call both WARN runs failures: with panic_on_warn the
-	# guest never reports, without it the kernel log gives it away.
-	for w in warn warn-nopanic; do
-		if "$TOP/tests/vm/judge.sh" "$out/$w" "[$series]" > "$out/$w/judge.tap"; then
-			echo "not ok - [$series] rig self-test: $w run was judged a pass"
+for l in "${LANE_LIST[@]}"; do
+	read -r name s r <<< "$l"
+	out="$RUN/$name"
+	case "$r" in
+	script:*)
+		cat "$out/lane.tap"
+		count "$out/counts"
+		;;
+	*)
+		if [ -f "$out/tests/failed" ]; then
+			echo "not ok - [$name] $(cat "$out/tests/failed") for ${REL_OF[$s]}"
+			sed 's/^/#   /' "$RUN/build/${REL_OF[$s]}/log" | tail -n 30
 			failed=$((failed + 1))
-		elif grep -q 'rig_warn' "$out/$w/judge.tap" "$out/$w/console.txt"; then
-			echo "ok - [$series] rig self-test: $w run judged a failure"
-			passed=$((passed + 1))
-		else
-			echo "not ok - [$series] rig self-test: $w run failed for another reason"
-			sed 's/^/#   /' "$out/$w/judge.tap"
-			failed=$((failed + 1))
+			continue
 		fi
-	done
+		"$TOP/tests/vm/judge.sh" "$out/tests" "[$name]" "$s"
+		count "$out/tests/counts"
+		host_case "[$name] exporter: guest /metrics passes promtool" \
+			"$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt"
+		;;
+	esac
+	if [ "$name" = "$WARN_LANE" ]; then
+		rig_selftest "$name" warn
+		rig_selftest "$name" warn-nopanic
+	fi
 done
+
+{
+	printf 'wall time %d s;' "$(($(date +%s) - T0))"
+	for l in "${LANE_LIST[@]}"; do
+		read -r name _ <<< "$l"
+		printf ' %s %s s' "$name" "$(cat "$RUN/$name/tests/seconds" \
+			"$RUN/$name/seconds" 2>/dev/null | head -n 1)"
+	done
+	echo
+} | tee "$RUN/times" | sed 's/^/# /'
 
 if [ "$skipped" = 0 ]; then
 	echo "$passed passed, $failed failed"

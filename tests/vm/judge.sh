@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Judge one guest run.  usage: judge.sh OUTDIR LABEL
+# Judge one guest run.  usage: judge.sh OUTDIR LABEL [SERIES]
 #
 # Prints one TAP line per test case found in the guest's report, prefixed
 # with LABEL, then one line per rig-level check (the guest finished, the
@@ -10,9 +10,18 @@
 #
 # Success is positive: a run counts only if the report channel ends with the
 # nonce the host chose, which a panicking or hanging guest never writes.
+#
+# A skip is never a pass: it is counted as skipped, and with SERIES (the
+# lane's kernel series) it must be listed for that series in
+# tests/vm/manifest, with its reason, or it is a failure; so is a program
+# that reports no case, a case that reports ok or SKIP after a failed
+# expectation (the 6.1 harness turns a SKIP after a failed EXPECT into a
+# skip), a program that reports fewer cases than its plan, and (with
+# SERIES) a missing program or one with fewer cases than the manifest says.
 set -uo pipefail
 
-outdir=$1 label=$2
+outdir=$1 label=$2 series=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
 nonce=$(cat "$outdir/nonce")
 results="$outdir/results.log"
 console="$outdir/console.log"
@@ -44,20 +53,49 @@ DETECTORS=(
 # and E (unsigned, 8192).
 ALLOWED_TAINT=$((4096 | 8192))
 
-awk -v label="$label" '
+# Expected skips of this series: "CASE<TAB>REASON" lines.
+if [ -n "$series" ]; then
+	"$here/manifest.sh" skips "$series" > "$outdir/expected-skips"
+else
+	: > "$outdir/expected-skips"
+fi
+
+: > "$outdir/programs"
+awk -v label="$label" -v manifest="$series" -v skips="$outdir/expected-skips" \
+	-v programs="$outdir/programs" '
+BEGIN {
+	FS = "\t"
+	while ((getline l < skips) > 0) { split(l, f, "\t"); expect_skip[f[1]] = f[2] }
+	FS = " "
+}
 function emit(ok, name, extra) {
 	n++
-	if (ok == "skip") { skipped++; printf "ok %d - %s %s # SKIP%s\n", n, label, name, extra }
+	if (ok == "skip" && manifest != "" && !(name in expect_skip)) {
+		failed++
+		printf "not ok %d - %s %s (skipped, and no skip is expected here on %s: tests/vm/manifest):%s\n", n, label, name, manifest, extra
+	} else if (ok == "skip") {
+		skipped++
+		if (name in expect_skip)
+			extra = extra " (expected on " manifest ": " expect_skip[name] ")"
+		printf "ok %d - %s %s # SKIP%s\n", n, label, name, extra
+	}
 	else if (ok) { passed++; printf "ok %d - %s %s\n", n, label, name }
 	else { failed++; printf "not ok %d - %s %s%s\n", n, label, name, extra }
 }
-/^@@ begin / { prog = $3; inprog = 1; prog_fail = 0; prog_cases = 0; next }
+/^@@ begin / { prog = $3; inprog = 1; prog_fail = 0; prog_cases = 0; plan = -1; expfail = 0; next }
 /^@@ end / {
 	rc = $4; sub(/^rc=/, "", rc)
-	if (rc != 0 && prog_fail == 0)
+	# A program with no case proves nothing: exit 4 (KSFT_SKIP) is a
+	# skip of the whole program, anything else a failure.
+	if (prog_cases == 0 && rc == 4)
+		emit("skip", prog, " (the whole program skipped)")
+	else if (rc != 0 && prog_fail == 0)
 		emit(0, prog, " (exited with status " rc " and no failed case)")
 	else if (prog_cases == 0)
-		emit(rc == 0, prog, " (no test case reported)")
+		emit(0, prog, " (no test case reported)")
+	else if (plan >= 0 && plan != prog_cases)
+		emit(0, prog, " (planned " plan " cases, reported " prog_cases ")")
+	print prog, prog_cases > programs
 	inprog = 0; next
 }
 /^@@ error / { emit(0, "guest", ": " substr($0, 10)); next }
@@ -66,7 +104,10 @@ function emit(ok, name, extra) {
 indmesg { next }
 # The kselftest harness of 6.1 leaves the name out of a SKIP line: take it
 # from the RUN line of the case.
-inprog && /^#  RUN / { lastrun = $3; next }
+inprog && /^#  RUN / { lastrun = $3; expfail = 0; next }
+inprog && /^1\.\.[0-9]+/ && plan < 0 { plan = substr($1, 4) + 0; next }
+# The harness logs a failed EXPECT or ASSERT as "# FILE:LINE:TEST:Expected".
+inprog && /^# [^ :]+:[0-9]+:[^:]*:Expected / { expfail = 1; next }
 inprog && /^(not )?ok [0-9]+ / {
 	line = $0
 	isok = (line ~ /^ok /)
@@ -77,10 +118,17 @@ inprog && /^(not )?ok [0-9]+ / {
 		reason = substr(line, RSTART + RLENGTH)
 		if (name == "")
 			name = lastrun
-		emit("skip", prog "." name, reason)
+		if (expfail)
+			emit(0, prog "." name, " (skipped after a failed expectation)")
+		else
+			emit("skip", prog "." name, reason)
+	} else if (isok && expfail) {
+		emit(0, prog "." name, " (reported ok after a failed expectation)")
+		isok = 0
 	} else {
 		emit(isok, prog "." name, "")
 	}
+	expfail = 0
 	if (!isok) prog_fail++
 	prog_cases++
 	next
@@ -112,6 +160,16 @@ else
 	grep -h '^@@ host' "$outdir/qemu.log" 2>/dev/null | sed 's/^/# /'
 	echo "# last lines of the guest console:"
 	tail -n 25 "$outdir/console.txt" | sed 's/^/#   /'
+fi
+
+# The manifest: every program the lane must run, with its cases.
+if [ -n "$series" ]; then
+	if "$here/manifest.sh" check "$series" "$outdir/programs" > "$outdir/manifest.log"; then
+		check 1 "rig: every program in the manifest ran, none shrank"
+	else
+		check 0 "rig: every program in the manifest ran, none shrank"
+	fi
+	sed 's/^/# manifest: /' "$outdir/manifest.log"
 fi
 
 # A lane whose stock kernel WARNs at boot, before init (Bochs: its runner

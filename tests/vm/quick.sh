@@ -5,7 +5,7 @@
 # it, without lint, unit tests or the rig self-test.
 #
 # usage: tests/vm/quick.sh [SERIES] [TEST...]
-#   SERIES  6.1 (default), 6.12 or 6.1-rt
+#   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10 or newest (tests/vm/lanes)
 #   TEST    selftest program names to run (default: every guest test,
 #           as make check runs them)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
@@ -33,6 +33,12 @@ fi
 "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" $payload
 step "[$series] booting $rel"
+# shellcheck disable=SC2046 # the command line is a list of words
 "$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
-	"$out/run" test
-"$TOP/tests/vm/judge.sh" "$out/run" "[$series]"
+	"$out/run" test $(guest_cmdline "$rel" "$root")
+# The manifest applies only to a full suite.
+if [ $# -gt 0 ]; then
+	"$TOP/tests/vm/judge.sh" "$out/run" "[$series]"
+else
+	"$TOP/tests/vm/judge.sh" "$out/run" "[$series]" "$series"
+fi

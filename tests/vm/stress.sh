@@ -23,9 +23,10 @@ while read -r series rel root; do
 	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 		--module "$BUILD/$rel/module/kvm_statsfd.ko" --tests "$out/tests"
 	# The kernel hands unknown NAME=value words to init's environment.
+	# shellcheck disable=SC2046 # the command line is a list of words
 	GUEST_TIMEOUT=$((25 * S + 120)) "$TOP/tests/vm/run-guest.sh" \
 		"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test \
-		KS_STRESS_SCALE="$S"
+		$(guest_cmdline "$rel" "$root") KS_STRESS_SCALE="$S"
 	"$TOP/tests/vm/judge.sh" "$out/run" "[$series stress]" || rc=1
 done < <(test_kernels)
 exit "$rc"
