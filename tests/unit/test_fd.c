@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "discover.h"
 #include "image.h"
 #include "tap.h"
 #include "tests.h"
@@ -102,6 +105,70 @@ static void test_open_errors(struct img *im)
 	kvmstats_close(&s);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A stats fd declares its own sizes: one stat at offset 0x7ff00000 once
+ * made the reader allocate 2 GiB and read for 16 s.  Nothing a file
+ * declares may be allocated past the library's caps.  A sparse memfd
+ * plays the file: the bytes exist, as they would in a hostile producer.
+ */
+static void test_declared_sizes(void)
+{
+	static const struct img_stat far[] = {
+		{ "exits", KVM_STATS_TYPE_CUMULATIVE, 0, 1, 0, 0 },
+		{ "far",   KVM_STATS_TYPE_CUMULATIVE, 0, 1, 0, 0 },
+	};
+	struct kvmstats s;
+	struct img im;
+	double t0;
+	int fd, ret;
+
+	if (img_build(&im, "kvm-1", 48, far, 2, LAYOUT_UPSTREAM))
+		return;
+	img_set_desc32(&im, 1, D_OFFSET, 0x7ff00000);
+	fd = memfd_with(&im);
+	if (!ok(fd >= 0 && !ftruncate(fd, (off_t)im.data_off + 0x7ff00000 + 8),
+		"sparse 2 GiB memfd"))
+		goto out;
+	t0 = now_s();
+	ret = kvmstats_open(&s, fd);
+	ok(ret == -EBADMSG && strstr(s.err, "data block") && now_s() - t0 < 0.5,
+	   "open: a data block past %u bytes is refused, not allocated (%d, %.3f s: %s)",
+	   KVMSTATS_MAX_DATA_BYTES, ret, now_s() - t0, s.err);
+	kvmstats_close(&s);
+	/* The same file as a buffer is refused by the same check. */
+	ok(KVMSTATS_MAX_DATA_BYTES <= (1u << 20) && KVMSTATS_MAX_DESC_BYTES <= (4u << 20),
+	   "caps: data block %u bytes, descriptor block %u bytes",
+	   KVMSTATS_MAX_DATA_BYTES, KVMSTATS_MAX_DESC_BYTES);
+	close(fd);
+out:
+	img_free(&im);
+}
+
+/* The check discovery makes of every fd it borrows. */
+static void test_fd_kind(void)
+{
+	int efd = eventfd(0, EFD_CLOEXEC), mfd = memfd_create("kvm-vm-stats", 0);
+
+	ok(efd >= 0 && kvm_fd_is(efd, "[eventfd]"),
+	   "kvm_fd_is: matches the anon inode's name (eventfd)");
+	ok(!kvm_fd_is(efd, "kvm-vm-stats") && !kvm_fd_is(efd, "kvm-vcpu-stats:"),
+	   "kvm_fd_is: an eventfd is no KVM stats fd");
+	ok(mfd >= 0 && !kvm_fd_is(mfd, "kvm-vm-stats") && !kvm_fd_is(mfd, "kvm-vm"),
+	   "kvm_fd_is: a memfd named kvm-vm-stats is no KVM stats fd");
+	ok(!kvm_fd_is(-1, "kvm-vm") && !kvm_fd_is(12345, "kvm-vm"),
+	   "kvm_fd_is: no fd, no match");
+	close(efd);
+	close(mfd);
+}
+
 void test_fd(void)
 {
 	struct img im;
@@ -111,4 +178,6 @@ void test_fd(void)
 	test_open_refresh(&im);
 	test_open_errors(&im);
 	img_free(&im);
+	test_declared_sizes();
+	test_fd_kind();
 }

@@ -5,8 +5,11 @@
  * any read past its end; accepted images must also satisfy the invariants
  * the API promises.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "image.h"
 #include "tap.h"
@@ -106,10 +109,49 @@ static unsigned int check_invariants(const struct kvmstats *s, size_t len)
 	return bad;
 }
 
+/*
+ * The fd path (pread through kvmstats_open(), as from a stats fd) over
+ * the same bytes must judge them as the buffer path did and read the
+ * same values: one memfd, rewritten and truncated to each image.
+ */
+static unsigned int fd_runs;
+
+static unsigned int fuzz_fd(int mfd, const unsigned char *img, size_t len,
+			    const struct kvmstats *b, int b_ret)
+{
+	struct kvmstats f;
+	unsigned int bad = 0;
+	int ret;
+
+	if (mfd < 0 || ftruncate(mfd, 0) ||
+	    pwrite(mfd, img, len, 0) != (ssize_t)len)
+		return 1;
+	fd_runs++;
+	ret = kvmstats_open(&f, mfd);
+	if (!ret != !b_ret) {
+		bad++;
+		tap_diag("fd path %s what the buffer path %s: %s / %s",
+			 ret ? "refused" : "accepted", b_ret ? "refused" : "accepted",
+			 f.err, b->err);
+	} else if (!ret) {
+		bad += f.num_desc != b->num_desc || f.data_size != b->data_size ||
+		       memcmp(f.data, b->data, b->data_size);
+		bad += check_invariants(&f, len);
+		bad += kvmstats_refresh(&f) != 0;
+	} else {
+		bad += f.descs || f.data || f.err[0] == '\0' || f.fd != -1;
+	}
+	/* The fd is the test's: keep it open across kvmstats_close(). */
+	f._own_fd = 0;
+	kvmstats_close(&f);
+	return bad;
+}
+
 static void fuzz_base(struct img *base, unsigned int iters,
 		      unsigned int *accepted, unsigned int *refused,
 		      unsigned int *violations)
 {
+	int mfd = memfd_create("kvmstats-fuzz", MFD_CLOEXEC), b_ret;
 	size_t cap = base->len + 64, len;
 	unsigned char *work = malloc(cap), *exact;
 	struct kvmstats s;
@@ -124,16 +166,22 @@ static void fuzz_base(struct img *base, unsigned int iters,
 			mutate_once(work, &len, cap);
 		exact = malloc(len ? len : 1);
 		memcpy(exact, work, len);
-		if (!kvmstats_parse(&s, exact, len)) {
+		b_ret = kvmstats_parse(&s, exact, len);
+		if (!b_ret) {
 			(*accepted)++;
 			*violations += check_invariants(&s, len);
 		} else {
 			(*refused)++;
 			*violations += s.descs || s.data || s.err[0] == '\0';
 		}
+		/* Every 8th image through an fd too (a syscall or three each). */
+		if (!(it % 8))
+			*violations += fuzz_fd(mfd, exact, len, &s, b_ret);
 		kvmstats_close(&s);
 		free(exact);
 	}
+	if (mfd >= 0)
+		close(mfd);
 	free(work);
 }
 
@@ -157,6 +205,9 @@ void test_fuzz(void)
 		 iters, (unsigned long long)FUZZ_SEED, acc, ref);
 	ok(!viol && acc && ref,
 	   "fuzz: %u mutated images, no crash, %u invariant violations", iters, viol);
+	ok(fd_runs >= iters / 8,
+	   "fuzz: %u of them also through an fd, judged and read as the buffer was",
+	   fd_runs);
 	img_free(&a);
 	img_free(&b);
 	img_free(&c);

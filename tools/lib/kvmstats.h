@@ -34,8 +34,13 @@
 /* Limits beyond which a header is considered absurd rather than large. */
 #define KVMSTATS_MAX_NAME_SIZE		4096u
 #define KVMSTATS_MAX_NUM_DESC		65536u
-/* Bound on the descriptor block we are willing to allocate from an fd. */
-#define KVMSTATS_MAX_DESC_BYTES		(32u << 20)
+/*
+ * Bounds on what we allocate because a file says so.  KVM's largest files
+ * are a few KiB of each (a module-loaded vCPU: 21 KiB of descriptors,
+ * 4.6 KiB of data); a file declaring more is refused, not believed.
+ */
+#define KVMSTATS_MAX_DESC_BYTES		(4u << 20)
+#define KVMSTATS_MAX_DATA_BYTES		(1u << 20)
 
 /* Wire sizes; do not use sizeof() of the uapi structs (headers differ). */
 #define KVMSTATS_HDR_SIZE		24u

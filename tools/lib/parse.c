@@ -275,6 +275,12 @@ static int size_data(struct kvmstats *s, struct kvmstats_src *src)
 		if (end > max_end)
 			max_end = end;
 	}
+	/* A size the file declares is not one we allocate blindly. */
+	if (max_end > KVMSTATS_MAX_DATA_BYTES)
+		return kvmstats__err(s, -EBADMSG,
+				     "data block of %llu bytes exceeds %u",
+				     (unsigned long long)max_end,
+				     KVMSTATS_MAX_DATA_BYTES);
 	s->data_size = (max_end + 7) & ~7ull;
 	return 0;
 }

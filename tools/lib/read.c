@@ -29,8 +29,26 @@ static ssize_t pread_once(int fd, void *buf, size_t len, uint64_t off)
 static int fd_read(struct kvmstats *s, struct kvmstats_src *src, void *buf,
 		   size_t len, uint64_t off, const char *what)
 {
-	ssize_t n = pread_once(src->fd, buf, len, off);
+	unsigned char probe;
+	ssize_t n;
 
+	/*
+	 * An empty block must still lie inside the file, as the buffer path
+	 * checks: the file must reach its offset.
+	 */
+	if (!len && off) {
+		n = pread_once(src->fd, &probe, 1, off - 1);
+		if (n < 0)
+			return kvmstats__err(s, (int)n, "pread of %s at %llu: %s",
+					     what, (unsigned long long)off,
+					     strerror((int)-n));
+		if (n != 1)
+			return kvmstats__err(s, -EBADMSG,
+					     "%s at %llu lies past the end of the file",
+					     what, (unsigned long long)off);
+		return 0;
+	}
+	n = pread_once(src->fd, buf, len, off);
 	if (n < 0)
 		return kvmstats__err(s, (int)n, "pread of %s at %llu: %s",
 				     what, (unsigned long long)off,
