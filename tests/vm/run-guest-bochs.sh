@@ -8,11 +8,12 @@
 # Writes OUTDIR/console.log (COM1: kernel console and init's markers),
 # OUTDIR/results.log (what init reports, sent through I/O port 0xE9 by
 # e9cat and taken out of Bochs's output), OUTDIR/nonce, OUTDIR/qemu.log
-# (Bochs's own log and host messages) and OUTDIR/judge-from-init.
+# (Bochs's own log and host messages), OUTDIR/judge-from-init and
+# OUTDIR/timeline (host seconds at which init's markers appeared).
 #
-# The initramfs must carry e9cat (tests/vm/bochs/e9cat.c) and kvm_intel
-# (build-initramfs.sh includes both vendors).  Facts behind the choices
-# here: ../shared/notes/bochs-vmx.md.
+# The initramfs must carry kvm_intel (build-initramfs.sh includes both
+# vendors); e9cat (tests/vm/bochs/e9cat.c) is added here.  Facts behind
+# the choices here: ../shared/notes/bochs-vmx.md.
 #  - stock 6.12 WARNs twice at boot on Bochs's CPU model, before init: so
 #    panic_on_warn is set by init (ks.panic_on_warn=1) and judge.sh reads
 #    the kernel log from init's marker on (OUTDIR/judge-from-init);
@@ -35,6 +36,7 @@ echo "$nonce" > "$outdir/nonce"
 echo init > "$outdir/judge-from-init"
 : > "$outdir/results.log"
 : > "$outdir/console.log"
+: > "$outdir/timeline"
 
 # panic_on_warn=0 among the extra arguments (the rig's warn-nopanic run)
 # keeps init from setting it.
@@ -58,7 +60,12 @@ rm -rf "$work"
 mkdir -p "$work/iso"
 cp "$iso_boot/isolinux.bin" "$iso_boot/ldlinux.c32" "$work/iso/"
 cp "$kernel" "$work/iso/vmlinuz"
+# The initramfs as given, plus e9cat (an initramfs may be several
+# concatenated archives).
+mkdir -p "$work/e9/bin"
+gcc -static -O2 -o "$work/e9/bin/e9cat" "$here/bochs/e9cat.c"
 cp "$initrd" "$work/iso/initrd"
+(cd "$work/e9" && echo bin/e9cat | cpio -o -H newc --quiet) | gzip -1 >> "$work/iso/initrd"
 # clocksource=hpet tsc=unstable: the guest otherwise trusts a 3.5 GHz TSC
 # and its busy time runs ~60 times slow.
 cat > "$work/iso/isolinux.cfg" <<CFG
@@ -107,7 +114,15 @@ start=$(date +%s)
 	</dev/null >"$work/stdout" 2>"$work/stderr") &
 pid=$!
 why=
+seen=0
 while kill -0 "$pid" 2>/dev/null; do
+	# When each of init's markers reached the console (host seconds).
+	n=$(wc -l < "$outdir/console.log")
+	if [ "$n" -gt "$seen" ]; then
+		tail -n +$((seen + 1)) "$outdir/console.log" | head -n $((n - seen)) |
+			sed -n "s/^@@ /$(($(date +%s) - start)) /p" >> "$outdir/timeline"
+		seen=$n
+	fi
 	if grep -q 'Kernel panic' "$outdir/console.log" 2>/dev/null; then
 		why="guest panicked"
 		sleep 2	# the rest of the panic message

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Intel VMX lane of make check: Debian 6.12 booted under Bochs with VMX
+# (tests/vm/run-guest-bochs.sh), kvm_intel and our module loaded, every
+# guest test in one boot, judged like the QEMU lanes (same init, TAP, nonce,
+# manifest and judge); then the rig's self-test on this emulator: a guest
+# that WARNs must be judged a failure, with panic_on_warn (set by init,
+# after the boot's own WARNs) and without it (the log after init's marker).
+#
+# usage: lane.sh OUTDIR
+# Prints TAP lines on stdout and writes "PASSED FAILED SKIPPED" to
+# OUTDIR/counts; exits 0 only if nothing failed.  Steps go to stderr.
+# Needs the guests' programs built (build_userspace; check.sh does it).
+# The module is built here, in its own directory, so that this lane never
+# races the QEMU lane of the same kernel.
+#
+# Bochs is slow: ~50 s to init, ~20 s per kvm.ko load; one instance at a
+# time, niced (BOCHS_NICE).
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+out=$1
+SERIES=${VMX_SERIES:-6.12}
+LABEL="[$SERIES-vmx]"
+passed=0 failed=0 skipped=0
+mkdir -p "$out"
+t0=$(date +%s)
+
+tap() {
+	if [ "$1" = 1 ]; then
+		passed=$((passed + 1)); echo "ok - $LABEL $2"
+	else
+		failed=$((failed + 1)); echo "not ok - $LABEL $2"
+	fi
+}
+
+finish() {
+	echo "$passed $failed $skipped" > "$out/counts"
+	step "$LABEL lane finished in $(($(date +%s) - t0)) s"
+	[ "$failed" = 0 ]
+	exit
+}
+
+k=$(SERIES="$SERIES" test_kernels | awk -v s="$SERIES" '$1 == s')
+if [ -z "$k" ]; then
+	tap 0 "kernel of series $SERIES"
+	finish
+fi
+read -r _ rel root <<< "$k"
+vmlinuz="$root/boot/vmlinuz-$rel"
+mod="$BUILD/vmx/$rel/module" warn="$BUILD/vmx/$rel/rig_warn"
+
+step "$LABEL building kvm_statsfd.ko and rig_warn.ko for $rel"
+rm -rf "$mod" "$warn"
+mirror_tree "$TOP" "$mod" Kbuild src include
+mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
+if ! build_module "$rel" "$root" "$mod" || ! build_module "$rel" "$root" "$warn"; then
+	tap 0 "module builds against $rel"
+	finish
+fi
+
+# One initramfs with every test, one with only the WARN module (its boots
+# need nothing else, and a small initramfs boots ~15 s faster).
+# shellcheck disable=SC2046 # guest_test_payload is a list of options
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	--module "$mod/kvm_statsfd.ko" $(guest_test_payload) ||
+	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-warn.gz" \
+	--module "$warn/rig_warn.ko"; then
+	tap 0 "initramfs for $rel"
+	finish
+fi
+
+# boot INITRD MODE OUTDIR -> run-guest-bochs.sh VMLINUZ INITRD OUTDIR MODE
+boot() {
+	local initrd=$1 mode=$2 dir=$3 t
+	shift 3
+	t=$(date +%s)
+	step "$LABEL booting $rel under Bochs: $mode"
+	"$TOP/tests/vm/run-guest-bochs.sh" "$vmlinuz" "$initrd" "$dir" "$mode" "$@"
+	echo "$(($(date +%s) - t))" > "$dir/seconds"
+	step "$LABEL $mode run finished in $(cat "$dir/seconds") s"
+}
+boot "$out/initrd.gz" test "$out/tests"
+boot "$out/initrd-warn.gz" warn "$out/warn"
+boot "$out/initrd-warn.gz" warn-nopanic "$out/warn-nopanic" panic_on_warn=0
+
+"$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL" "$SERIES"
+read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+if grep -q '^@@ begin kvm_statsfd_exporter_test' "$out/tests/results.txt"; then
+	if "$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt" \
+		> "$out/promtool.log" 2>&1; then
+		tap 1 "exporter: guest /metrics passes promtool"
+	else
+		tap 0 "exporter: guest /metrics passes promtool"
+		sed 's/^/#   /' "$out/promtool.log" | tail -n 20
+	fi
+fi
+
+# The rig's self-test: both WARN runs are failures, and for that reason.
+for w in warn warn-nopanic; do
+	if "$TOP/tests/vm/judge.sh" "$out/$w" "$LABEL" > "$out/$w/judge.tap"; then
+		tap 0 "rig self-test: $w run was judged a pass"
+	elif grep -q 'rig_warn' "$out/$w/judge.tap" "$out/$w/console.txt"; then
+		tap 1 "rig self-test: $w run judged a failure"
+	else
+		tap 0 "rig self-test: $w run failed for another reason"
+		sed 's/^/#   /' "$out/$w/judge.tap"
+	fi
+done
+finish
