@@ -8,12 +8,17 @@
  * Prints TAP; the last line is "N passed, N failed".
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "identity.h"
 #include "image.h"
 #include "metrics.h"
 #include "tap.h"
@@ -589,6 +594,77 @@ static void test_opts(void)
 	kvmstats_close(&c0);
 }
 
+static void put_file(const char *dir, const char *name, const char *text,
+		     mode_t mode, time_t mtime)
+{
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	chmod(path, mode);
+	utimensat(AT_FDCWD, path, ts, 0);
+}
+
+/*
+ * Identity: a libvirt pid file names the domain only if root wrote it,
+ * nobody else can, and it is younger than the process; anything else is
+ * OWNER/NAME, which no other user can produce.
+ */
+static void test_identity(void)
+{
+	char dir[] = "/tmp/kvmstats-libvirt.XXXXXX", pid[32], cmd[64];
+	struct vm_identity id;
+	int root = geteuid() == 0;
+	time_t now = time(NULL);
+
+	if (!ok(mkdtemp(dir) != NULL, "identity: temporary libvirt dir"))
+		return;
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	put_file(dir, "web1.pid", pid, 0644, now);
+	put_file(dir, "web1.xml", "<domain type='kvm'>\n  <name>web1</name>\n"
+		 "  <uuid>8f5b8e3c-1a2b-4c5d-9e8f-0a1b2c3d4e5f</uuid>\n</domain>\n",
+		 0600, now);
+	identity_of(dir, getpid(), geteuid(), "spoof", "u", &id);
+	if (root)
+		ok(!strcmp(id.vm, "web1") && !strcmp(id.source, "libvirt") &&
+		   !strcmp(id.uuid, "8f5b8e3c-1a2b-4c5d-9e8f-0a1b2c3d4e5f"),
+		   "identity: libvirt's domain name and UUID (%s %s %s)",
+		   id.vm, id.uuid, id.source);
+	else
+		ok(!strcmp(id.source, "qemu"),
+		   "identity: a pid file not owned by root is not believed (%s)", id.vm);
+
+	chmod(strcat(strcpy(cmd, dir), "/web1.pid"), 0666);
+	identity_of(dir, getpid(), geteuid(), "web1", "", &id);
+	ok(!strcmp(id.source, "qemu") && strchr(id.vm, '/'),
+	   "identity: a world-writable pid file is not believed (%s)", id.vm);
+
+	/* Left behind by a domain that died before this process started. */
+	put_file(dir, "web1.pid", pid, 0644, now - 10 * 365 * 86400);
+	identity_of(dir, getpid(), geteuid(), "web1", "", &id);
+	ok(!strcmp(id.source, "qemu"),
+	   "identity: a pid file older than the process is stale (%s)", id.vm);
+
+	identity_of(NULL, 4242, 0, "web1", "u-1", &id);
+	ok(!strcmp(id.vm, "root/web1") && !strcmp(id.uuid, "u-1"),
+	   "identity: -name qualified by the owner: %s", id.vm);
+	identity_of(NULL, 4242, 0, NULL, NULL, &id);
+	ok(!strcmp(id.vm, "root/pid-4242"), "identity: no -name: %s", id.vm);
+	identity_of(NULL, 4242, 54321, "web1", NULL, &id);
+	ok(strchr(id.vm, '/') && strcmp(id.vm, "web1") && strncmp(id.vm, "root/", 5),
+	   "identity: another user's web1 is not web1 nor root's: %s", id.vm);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		tap_diag("could not remove %s", dir);
+}
+
 /* The checker must catch what promtool lets through. */
 static void test_checker(void)
 {
@@ -616,6 +692,7 @@ int main(void)
 	test_names();
 	test_render();
 	test_opts();
+	test_identity();
 	test_checker();
 	return tap_done();
 }
