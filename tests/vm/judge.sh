@@ -30,7 +30,8 @@ tr -d '\r' < "$console" > "$outdir/console.txt" 2>/dev/null || : > "$outdir/cons
 
 # Kernel log lines that mean the kernel is unhappy, whatever the tests said.
 SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|'\
-'possible circular locking|possible recursive locking|lockdep|'\
+'possible circular locking|possible recursive locking|'\
+'lockdep is turned off|DEBUG_LOCKS_WARN_ON|MAX_LOCKDEP_[A-Z_]* too low|'\
 'rcu_sched self-detected stall|rcu: INFO|RCU stall|refcount_t:|'\
 'list_add corruption|list_del corruption|UBSAN:|KASAN:|kernel BUG|'\
 'Call Trace:|unreferenced object|hung_task|soft lockup|hard LOCKUP|'\
