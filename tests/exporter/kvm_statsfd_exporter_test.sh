@@ -271,8 +271,8 @@ grep -q "^kvm_vm_exits_by_reason_total{$L,vendor=\"svm\",reason=\"ioio\"} [1-9]"
 ok $? "VM-wide exit reasons by name and vendor, no vcpu label (svm, ioio)"
 grep -q "^kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"1\",reason=\"ioio\"} [1-9]" "$T/m1"
 ok $? "vCPU exit reasons by name (vCPU 1, ioio)"
-n=$(grep -c "^kvm_vm_exits_by_reason_total{$L," "$T/m1")
-ok $((n != 181)) "every SVM exit reason present, zeros too ($n of 181)"
+nr=$(grep -c "^kvm_vm_exits_by_reason_total{$L," "$T/m1")
+ok $((nr != 181)) "every SVM exit reason present, zeros too ($nr of 181)"
 grep -q "^kvm_vm_userspace_exits_total{$L,reason=\"KVM_EXIT_IO\"} [1-9]" "$T/m1"
 ok $? "userspace_exits as a counter by KVM_EXIT_* name (KVM_EXIT_IO > 0)" \
 	"$(grep "^kvm_vm_userspace_exits_total" "$T/m1" | head -n 5)"
@@ -335,7 +335,7 @@ ok $? "second scrape: no counter or histogram sample decreased ($c compared, $u 
 
 # What an operator gets without flags: VM-wide series only, gzip on request.
 r=$(st "$EXP" --once); cp "$T/out" "$T/once"
-! grep -q '^kvm_vcpu_' "$T/once" && grep -q "^kvm_vm_exits_total{$L} [1-9]" "$T/once" &&
+! grep -q '^kvm_vcpu_' "$T/once" && grep -q "^kvm_vm_io_out_exits_total{$L} [1-9]" "$T/once" &&
 	! grep -q '_bucket{' "$T/once"
 ok $((r != 0 || $? != 0)) "--once without flags: VM-wide series only, no histograms" \
 	"status $r, $(grep -c '^kvm_vcpu_' "$T/once") vCPU series"

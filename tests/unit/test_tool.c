@@ -273,8 +273,36 @@ static void test_exit_reasons(void)
 	img_free(&im);
 }
 
+/* Nothing a process or a stats file names may reach a terminal raw. */
+static void test_term_safe(void)
+{
+	static const struct { const char *in, *want, *what; } c[] = {
+		{ "qemu-system-x86", "qemu-system-x86", "plain ASCII unchanged" },
+		{ "\x1b]0;pwned\x07", "\\x1b]0;pwned\\x07", "OSC title sequence escaped" },
+		{ "a\x1b[2Jb", "a\\x1b[2Jb", "clear-screen CSI escaped" },
+		{ "x\ry\nz\t", "x\\x0dy\\x0az\\x09", "CR, LF, TAB escaped" },
+		{ "\x7f", "\\x7f", "DEL escaped" },
+		{ "\xc2\x9b" "31m", "\\xc2\\x9b31m", "C1 CSI (U+009B) escaped" },
+		{ "gr\xc3\xbc\xc3\x9f" "e", "gr\xc3\xbc\xc3\x9f" "e", "valid UTF-8 kept" },
+		{ "\xff\xfe", "\\xff\\xfe", "invalid UTF-8 escaped" },
+		{ "a\\x1b", "a\\\\x1b", "a backslash is doubled, so escapes are unambiguous" },
+	};
+	char buf[64], small[8];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		term_safe(c[i].in, buf, sizeof(buf));
+		ok(!strcmp(buf, c[i].want), "term_safe: %s", c[i].what);
+	}
+	term_safe("\x1b\x1b\x1b\x1b", small, sizeof(small));
+	ok(strlen(small) < sizeof(small) && !strchr(small, 0x1b),
+	   "term_safe: truncates, never a partial escape (%s)", small);
+	ok(!strcmp(term_safe(NULL, buf, sizeof(buf)), ""), "term_safe: NULL is empty");
+}
+
 void test_tool(void)
 {
+	test_term_safe();
 	test_json();
 	test_guest();
 	test_output();

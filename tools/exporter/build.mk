@@ -59,6 +59,10 @@ $(EXP_GUEST): $(EXP) $(EXP_OBJS) $(EXP_SHARED) $(LIB) exporter/guest-libs.sh \
 	mv $@.tmp $@
 
 install-exporter: $(EXP)
-	install -D -m 0755 $(EXP) $(DESTDIR)$(PREFIX)/sbin/kvm-statsfd-exporter
+	install -D -m 0755 $(EXP) $(DESTDIR)$(SBINDIR)/kvm-statsfd-exporter
+	sed 's|/usr/sbin/kvm-statsfd-exporter|$(SBINDIR)/kvm-statsfd-exporter|' \
+		exporter/kvm-statsfd-exporter.service > $(O)/kvm-statsfd-exporter.service
+	install -D -m 0644 $(O)/kvm-statsfd-exporter.service \
+		$(DESTDIR)$(UNITDIR)/kvm-statsfd-exporter.service
 
 -include $(EXP_OBJS:.o=.d)

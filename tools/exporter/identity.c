@@ -152,8 +152,15 @@ void identity_of(const char *libvirt_dir, pid_t pid, uid_t uid,
 	struct passwd pw, *res = NULL;
 
 	memset(id, 0, sizeof(*id));
-	if (libvirt_dir && identity_libvirt(libvirt_dir, pid, id))
+	if (libvirt_dir && identity_libvirt(libvirt_dir, pid, id)) {
+		/*
+		 * The XML is root's alone (0600); libvirt gave its QEMU the
+		 * same -uuid, and this process is libvirt's: believe it.
+		 */
+		if (!id->uuid[0] && uuid)
+			snprintf(id->uuid, sizeof(id->uuid), "%s", uuid);
 		return;
+	}
 	/* root is root even where there is no passwd file (a test guest). */
 	if (uid == 0)
 		snprintf(owner, sizeof(owner), "root");

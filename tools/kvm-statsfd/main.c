@@ -11,6 +11,21 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "kvm_statsfd/version.h"
+
+/*
+ * Whatever was written must have reached standard output: a full disk or
+ * a closed pipe is an error, not a silent success.
+ */
+static int finish(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "kvm-statsfd: writing standard output: %s\n",
+			strerror(errno ? errno : EIO));
+		return EXIT_RUNTIME;
+	}
+	return rc;
+}
 
 static const char usage_text[] =
 "NAME\n"
@@ -22,7 +37,7 @@ static const char usage_text[] =
 "    kvm-statsfd show --file PATH [--json]\n"
 "    kvm-statsfd watch [PID] [-i SECONDS] [-n COUNT]\n"
 "    kvm-statsfd watch --file PATH [-i SECONDS] [-n COUNT]\n"
-"    kvm-statsfd --help\n"
+"    kvm-statsfd --help | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    Finds VMs by scanning /proc/*/fd for KVM VM and vCPU fds, duplicates\n"
@@ -48,10 +63,12 @@ static const char usage_text[] =
 "    -i SECONDS      watch interval (default 1, may be fractional)\n"
 "    -n COUNT        watch: stop after COUNT refreshes\n"
 "    -h, --help      this text\n"
+"    --version       print the version and exit\n"
 "\n"
 "EXIT STATUS\n"
-"    0 success, 1 runtime error (no such VM, permission, malformed\n"
-"    stats), 2 usage error.  Errors go to standard error.\n";
+"    0 success, 1 runtime error (no such VM, permission denied, malformed\n"
+"    stats, standard output not writable), 2 usage error.  Errors go to\n"
+"    standard error.\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -127,7 +144,7 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
-			exit(EXIT_OK);
+			exit(finish(EXIT_OK));
 		case ':':
 			usage_error("option '%s' needs an argument", argv[optind - 1]);
 			break;
@@ -178,19 +195,23 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		fputs(usage_text, stdout);
-		return EXIT_OK;
+		return finish(EXIT_OK);
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("kvm-statsfd %s\n", KVM_STATSFD_VERSION);
+		return finish(EXIT_OK);
 	}
 	if (!strcmp(cmd, "list")) {
 		parse_opts(argc - 1, argv + 1, cmd, "j", &o);
-		return cmd_list(&o);
+		return finish(cmd_list(&o));
 	}
 	if (!strcmp(cmd, "show")) {
 		parse_opts(argc - 1, argv + 1, cmd, "pjvf", &o);
-		return cmd_show(&o);
+		return finish(cmd_show(&o));
 	}
 	if (!strcmp(cmd, "watch")) {
 		parse_opts(argc - 1, argv + 1, cmd, "pinf", &o);
-		return cmd_watch(&o);
+		return finish(cmd_watch(&o));
 	}
 	usage_error("unknown command '%s'", cmd);
 	return EXIT_USAGE;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "output.h"
 
@@ -98,9 +100,9 @@ static void hist_human(FILE *f, const struct kvmstats *s,
 void out_stat_human(FILE *f, const struct kvmstats *s,
 		    const struct kvmstats_desc *d, const char *indent)
 {
-	char val[48];
+	char val[48], name[256];
 
-	fprintf(f, "%s%-32s ", indent, d->name);
+	fprintf(f, "%s%-32s ", indent, term_safe(d->name, name, sizeof(name)));
 	if (kvmstats_is_hist(d)) {
 		hist_human(f, s, d);
 	} else {
@@ -198,4 +200,52 @@ void out_stats_json(struct json *j, const struct kvmstats *s)
 	json_obj_begin(j);
 	out_stats_fields(j, s);
 	json_obj_end(j);
+}
+
+const char *term_safe(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t o = 0;
+	int n;
+
+	if (!len)
+		return "";
+	while (*p && o + 5 < len) {
+		n = kvmstats_utf8_len(p);
+		/* C1 controls are U+0080-U+009F: 0xc2 0x80-0x9f. */
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+			buf[o++] = (char)*p++;
+		} else if (n == 1 && *p == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = '\\';
+			p++;
+		} else if (n > 1 && !(p[0] == 0xc2 && p[1] < 0xa0)) {
+			if (o + n >= len)
+				break;
+			memcpy(buf + o, p, n);
+			o += n;
+			p += n;
+		} else {
+			o += snprintf(buf + o, len - o, "\\x%02x", *p++);
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void out_json_head(struct json *j)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[40];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%03ldZ",
+		 ts.tv_nsec / 1000000);
+	json_key(j, "schema");
+	json_str(j, KVMSTATSFD_SCHEMA);
+	json_key(j, "timestamp");
+	json_str(j, buf);
 }

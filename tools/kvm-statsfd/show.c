@@ -21,6 +21,17 @@ int find_vms(const struct opts *o, struct vm_proc **vms)
 			strerror(-n));
 		return -1;
 	}
+	/*
+	 * Not allowed to look: say so rather than print an empty list.  A
+	 * VM found means we could see what we were asked about.
+	 */
+	if (!n && discover_denied) {
+		fprintf(stderr, "kvm-statsfd: permission denied: %u processes' fds cannot be read%s\n",
+			discover_denied,
+			geteuid() ? " (needs root or CAP_SYS_PTRACE)" : "");
+		free_vms(*vms, 0);
+		return -1;
+	}
 	if (!n && o->pid) {
 		fprintf(stderr, "kvm-statsfd: no KVM VM found in pid %d%s\n",
 			(int)o->pid,
@@ -51,8 +62,7 @@ static void list_json(const struct vm_proc *vms, int n)
 
 	json_init(&j, stdout, 1);
 	json_obj_begin(&j);
-	json_key(&j, "schema");
-	json_str(&j, KVMSTATSFD_SCHEMA);
+	out_json_head(&j);
 	json_key(&j, "vms");
 	json_arr_begin(&j);
 	for (i = 0; i < n; i++) {
@@ -74,6 +84,7 @@ int cmd_list(const struct opts *o)
 {
 	struct vm_proc *vms;
 	int i, n = find_vms(o, &vms);
+	char comm[256], guest[512];
 
 	if (n < 0)
 		return EXIT_RUNTIME;
@@ -84,7 +95,8 @@ int cmd_list(const struct opts *o)
 		       "PID", "COMMAND", "GUEST", "VMS", "VCPUS");
 		for (i = 0; i < n; i++)
 			printf("%-8d %-16s %-24s %5d %5d\n", (int)vms[i].pid,
-			       vms[i].comm, vms[i].guest ? vms[i].guest : "-",
+			       term_safe(vms[i].comm, comm, sizeof(comm)),
+			       vms[i].guest ? term_safe(vms[i].guest, guest, sizeof(guest)) : "-",
 			       vms[i].nr_vm_fds, vms[i].nr_vcpus);
 	}
 	free_vms(vms, n);
@@ -93,14 +105,15 @@ int cmd_list(const struct opts *o)
 
 static void show_human(const struct vm_proc *p, const struct opts *o)
 {
+	char buf[512];
 	int i;
 
-	printf("VM pid %d (%s)", (int)p->pid, p->comm);
+	printf("VM pid %d (%s)", (int)p->pid, term_safe(p->comm, buf, sizeof(buf)));
 	if (p->guest)
-		printf(" guest %s", p->guest);
+		printf(" guest %s", term_safe(p->guest, buf, sizeof(buf)));
 	printf(", %d vCPU%s", p->nr_vcpus, p->nr_vcpus == 1 ? "" : "s");
 	if (p->vm_open)
-		printf(": %s", p->vm.id);
+		printf(": %s", term_safe(p->vm.id, buf, sizeof(buf)));
 	putchar('\n');
 	if (p->nr_vm_fds > 1)
 		printf("  note: process holds %d VM fds; vCPUs are attributed to the first\n",
@@ -112,7 +125,7 @@ static void show_human(const struct vm_proc *p, const struct opts *o)
 
 		if (!v->open)
 			continue;
-		printf("vCPU %d: %s\n", v->id, v->st.id);
+		printf("vCPU %d: %s\n", v->id, term_safe(v->st.id, buf, sizeof(buf)));
 		out_stats_human(stdout, &v->st, "  ");
 	}
 }
@@ -163,6 +176,7 @@ static int show_file(const struct opts *o)
 {
 	struct kvmstats s;
 	struct json j;
+	char buf[512];
 	int fd, ret;
 
 	fd = open(o->file, O_RDONLY | O_CLOEXEC);
@@ -178,10 +192,16 @@ static int show_file(const struct opts *o)
 	}
 	if (o->json) {
 		json_init(&j, stdout, 1);
-		out_stats_json(&j, &s);
+		json_obj_begin(&j);
+		out_json_head(&j);
+		json_key(&j, "file");
+		json_str(&j, o->file);
+		out_stats_fields(&j, &s);
+		json_obj_end(&j);
 		json_finish(&j);
 	} else {
-		printf("%s: %s\n", o->file, s.id);
+		printf("%s: ", term_safe(o->file, buf, sizeof(buf)));
+		printf("%s\n", term_safe(s.id, buf, sizeof(buf)));
 		out_stats_human(stdout, &s, "  ");
 	}
 	kvmstats_close(&s);
@@ -212,8 +232,7 @@ int cmd_show(const struct opts *o)
 	if (o->json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j);
-		json_key(&j, "schema");
-		json_str(&j, KVMSTATSFD_SCHEMA);
+		out_json_head(&j);
 		json_key(&j, "vms");
 		json_arr_begin(&j);
 		for (i = 0; i < n; i++)

@@ -319,9 +319,11 @@ static void show_vm(struct wvm *w, double dt)
 	double *reasons;
 	int k;
 
-	printf("PID %d %s", (int)p->pid, p->comm);
+	char buf[512];
+
+	printf("PID %d %s", (int)p->pid, term_safe(p->comm, buf, sizeof(buf)));
 	if (p->guest)
-		printf(" guest %s", p->guest);
+		printf(" guest %s", term_safe(p->guest, buf, sizeof(buf)));
 	printf(", %d vCPUs", p->nr_vcpus);
 	if (w->gone) {
 		printf(" (exited)\n");
