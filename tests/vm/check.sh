@@ -55,32 +55,49 @@ host_case() {
 	fi
 }
 
-# Host work started in the background: "kind name" per job, collected by
-# collect_host once the guests are done.
+# Host work, run beside the guests in two chains, each one job after the
+# other: "kbuild" (lint, DKMS: kernel module builds) and "host" (the host
+# test programs, which share build directories).  HOST_JOBS holds
+# "kind name" per job, for collect_host; HOST_CHAIN_<chain> the commands.
 HOST_JOBS=()
+declare -A HOST_CHAIN=()
 
-# host_start KIND NAME CMD...: run CMD niced in the background, its output
-# in RUN/host/NAME.log and its status in RUN/host/NAME.rc.
+# host_start CHAIN KIND NAME CMD...: queue CMD; its output goes to
+# RUN/host/NAME.log and its status to RUN/host/NAME.rc.
 host_start() {
-	local kind=$1 name=$2
-	shift 2
+	local chain=$1 kind=$2 name=$3
+	shift 3
 	HOST_JOBS+=("$kind $name")
-	(
-		progress "host: $name started"
-		t=$(date +%s)
-		nice -n "$HOST_NICE" "$@" > "$RUN/host/$name.log" 2>&1
-		rc=$?
-		echo "$rc" > "$RUN/host/$name.rc"
-		progress "host: $name finished in $(($(date +%s) - t)) s (status $rc)"
-	) &
+	HOST_CHAIN[$chain]+="host_job $(printf '%q ' "$name" "$@");"
+}
+
+host_job() {
+	local name=$1 t rc
+	shift
+	progress "host: $name started"
+	t=$(date +%s)
+	nice -n "$HOST_NICE" "$@" > "$RUN/host/$name.log" 2>&1
+	rc=$?
+	echo "$rc" > "$RUN/host/$name.rc"
+	progress "host: $name finished in $(($(date +%s) - t)) s (status $rc)"
+}
+
+# Start every chain in the background.
+host_launch() {
+	local c
+	for c in "${!HOST_CHAIN[@]}"; do
+		(eval "${HOST_CHAIN[$c]}") &
+	done
 }
 
 # host_suite NAME CMD...: a host test program whose output is TAP ending
 # in "N passed, N failed"; its cases join the totals.
-host_suite() { host_start suite "$@"; }
+host_suite() { host_start host suite "$@"; }
 
-# host_bg_case NAME CMD...: one host-side test case, run in the background.
-host_bg_case() { host_start case "$@"; }
+# host_kbuild_case NAME CMD... and host_kbuild_suite NAME CMD...: the same
+# for work that builds kernel modules.
+host_kbuild_case() { host_start kbuild case "$@"; }
+host_kbuild_suite() { host_start kbuild suite "$@"; }
 
 collect_suite() {
 	local name=$1 up uf log="$RUN/host/$1.log"
@@ -267,7 +284,7 @@ guests_pid=$!
 
 # --- host work beside the guests -----------------------------------------
 
-host_bg_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
+host_kbuild_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
 	env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
 MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
@@ -278,7 +295,8 @@ host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \
 host_suite exporter-scale $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" scale
 # DKMS and make install against the kernels built with the host's compiler.
-host_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
+host_kbuild_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
+host_launch
 
 wait "$guests_pid"
 wait
