@@ -294,6 +294,8 @@ host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" load
 host_suite exporter-scale $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" scale
+host_suite tools-host $MAKE_QUIET -C "$TOP/tests/tools" \
+	O="$BUILD/tests-tools" host
 # DKMS and make install against the kernels built with the host's compiler.
 host_kbuild_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
 host_launch
