@@ -6,6 +6,8 @@
 #   make KDIR=DIR        build the module against another kernel tree
 #   make install         install the module for that kernel (modules_install, depmod);
 #                        INSTALL_MOD_PATH=DIR installs under DIR instead of /
+#   make install-tools   kvm-statsfd, kvm-statsfd-exporter, their man pages, bash
+#                        completion and the exporter's systemd unit (DESTDIR, PREFIX)
 #   make check           everything, on Debian 6.1 and 6.12 booted under QEMU
 #   make demo            boot a guest, load the module, show a running VM's stats
 #   make kselftest       run the selftests here, on a real KVM host, as root
@@ -36,6 +38,11 @@ tools:
 # INSTALL_MOD_PATH and skips depmod without a System.map (headers packages
 # have none), so depmod runs here, on the same tree.
 KRELEASE = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
+
+# The tools install apart from the module: `make install` runs once per
+# kernel (DKMS, tests/dkms), the tools once per host.
+install-tools:
+	$(MAKE) -C tools O=$(BUILD)/tools install
 
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
@@ -76,4 +83,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(BUILD)
 
-.PHONY: all module tools install deps check demo lint bench stress unit kselftest clean
+.PHONY: all module tools install install-tools deps check demo lint bench stress unit kselftest clean

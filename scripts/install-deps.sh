@@ -7,14 +7,15 @@ set -euo pipefail
 
 # prometheus is there for promtool (tests/exporter); the package also brings
 # the Prometheus server, which Debian enables as a service.  zlib1g-dev: the
-# exporter's gzip responses.  bochs and the
+# exporter's gzip responses; python3-docutils: rst2man for the tools' man
+# pages.  bochs and the
 # isolinux ISO tools run the Intel VMX lane (tests/vm/run-guest-bochs.sh).
 # mmdebstrap makes the build chroots of the kernels built with another
 # release's compiler (tests/vm/chroot.sh); the keyring checks that
 # release's archive.
 PKGS="make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
-libmicrohttpd-dev zlib1g-dev prometheus dkms openssl
+libmicrohttpd-dev zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
 mmdebstrap debian-archive-keyring"
 
