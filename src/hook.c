@@ -24,11 +24,19 @@
 #include <linux/ptrace.h>
 #include <linux/string.h>
 
+#include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/native.h>
 
-/* ftrace locations of the hooked ioctl handlers. */
-static unsigned long ks_vm_ioctl_ip, ks_vcpu_ioctl_ip;
+/*
+ * ftrace locations of the hooked functions, 0 when not hooked: the ioctl
+ * handlers, KVM's arch capability check (kernels without binary stats
+ * only) and VM destruction.
+ */
+enum { KS_IP_VM_IOCTL, KS_IP_VCPU_IOCTL, KS_IP_CHECK_EXT, KS_NR_IOCTL_IPS };
+static unsigned long ks_ioctl_ips[KS_NR_IOCTL_IPS];
+static unsigned long ks_destroy_ip;
 
 /*
  * The ftrace location (the __fentry__ call) of the function at @func: the
@@ -56,7 +64,7 @@ static long ks_vm_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 	 * (a telemetry agent takes a copy with pidfd_getfd()): the stats fd
 	 * only reads.
 	 */
-	if (READ_ONCE(kvm->vm_dead))
+	if (ks_kvm_is_dead(kvm))
 		ret = -EIO;
 	else
 		ret = ks_stats_fd_create_vm(kvm);
@@ -70,7 +78,7 @@ static long ks_vcpu_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 	struct kvm_vcpu *vcpu = filp->private_data;
 	long ret;
 
-	if (READ_ONCE(vcpu->kvm->vm_dead))
+	if (ks_kvm_is_dead(vcpu->kvm))
 		ret = -EIO;
 	else
 		ret = ks_stats_fd_create_vcpu(vcpu);
@@ -78,21 +86,35 @@ static long ks_vcpu_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 	return ret;
 }
 
+/*
+ * Replaces kvm_vm_ioctl_check_extension(kvm, KVM_CAP_BINARY_STATS_FD) on
+ * kernels where the module brings the ioctl: QEMU asks before it uses it.
+ */
+static int ks_check_ext_binary_stats(struct kvm *kvm, long ext)
+{
+	module_put(THIS_MODULE);
+	return 1;
+}
+
 static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *op,
-				   struct ftrace_regs *fregs)
+				   struct ks_ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ftrace_get_regs(fregs);
-	unsigned long handler;
+	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	unsigned long handler, arg;
 
-	if (unlikely(!regs) ||
-	    (unsigned int)regs_get_kernel_argument(regs, 1) != KVM_GET_STATS_FD)
+	if (unlikely(!regs))
 		return;
-
-	if (ip == ks_vm_ioctl_ip)
+	arg = regs_get_kernel_argument(regs, 1);
+	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
+	    (unsigned int)arg == KVM_GET_STATS_FD)
 		handler = (unsigned long)ks_vm_ioctl_get_stats_fd;
-	else if (ip == ks_vcpu_ioctl_ip)
+	else if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL] &&
+		 (unsigned int)arg == KVM_GET_STATS_FD)
 		handler = (unsigned long)ks_vcpu_ioctl_get_stats_fd;
+	else if (ip == ks_ioctl_ips[KS_IP_CHECK_EXT] &&
+		 arg == KVM_CAP_BINARY_STATS_FD)
+		handler = (unsigned long)ks_check_ext_binary_stats;
 	else
 		return;
 
@@ -110,9 +132,9 @@ static struct ftrace_ops ks_ioctl_ops = {
 
 static void notrace ks_destroy_entry(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *op,
-				     struct ftrace_regs *fregs)
+				     struct ks_ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
 
 	if (likely(regs))
 		ks_vm_destroyed((struct kvm *)regs_get_kernel_argument(regs, 0));
@@ -123,15 +145,35 @@ static struct ftrace_ops ks_destroy_ops = {
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION,
 };
 
+/* Filter @ops on the function at @addr; its ftrace location goes to @ip. */
 static int ks_ftrace_attach(struct ftrace_ops *ops, unsigned long addr,
-			    const char *name)
+			    const char *name, unsigned long *ip)
 {
-	int ret = ftrace_set_filter_ip(ops, ks_fentry_of(addr), 0, 0);
+	unsigned long loc = addr ? ks_fentry_of(addr) : 0;
+	int ret = loc ? ftrace_set_filter_ip(ops, loc, 0, 0) : -ENOENT;
 
 	if (ret)
 		pr_err("cannot trace %s (%d): is it notrace or patched?\n",
 		       name, ret);
+	else
+		*ip = loc;
 	return ret;
+}
+
+/*
+ * Undo ks_ftrace_attach() for each of @ips (ftrace_free_filter() is not
+ * exported everywhere; removing the last location frees the filter too).
+ */
+static void ks_ftrace_detach(struct ftrace_ops *ops, unsigned long *ips,
+			     unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (ips[i])
+			ftrace_set_filter_ip(ops, ips[i], 1, 0);
+		ips[i] = 0;
+	}
 }
 
 /* Watch VM destruction first: counters may exist as soon as probes run. */
@@ -140,13 +182,13 @@ int ks_hook_destroy_init(void)
 	int ret;
 
 	ret = ks_ftrace_attach(&ks_destroy_ops, ks_kvm.arch_destroy_vm,
-			       "kvm_arch_destroy_vm");
+			       "kvm_arch_destroy_vm", &ks_destroy_ip);
 	if (ret)
 		return ret;
 	ret = register_ftrace_function(&ks_destroy_ops);
 	if (ret) {
 		pr_err("cannot register the VM destruction hook: %d\n", ret);
-		ftrace_free_filter(&ks_destroy_ops);
+		ks_ftrace_detach(&ks_destroy_ops, &ks_destroy_ip, 1);
 	}
 	return ret;
 }
@@ -154,42 +196,48 @@ int ks_hook_destroy_init(void)
 void ks_hook_destroy_exit(void)
 {
 	unregister_ftrace_function(&ks_destroy_ops);
-	ftrace_free_filter(&ks_destroy_ops);
+	ks_ftrace_detach(&ks_destroy_ops, &ks_destroy_ip, 1);
 }
 
 int ks_hook_init(void)
 {
 	int ret;
 
-	ks_vm_ioctl_ip = ks_fentry_of(ks_kvm.vm_ioctl);
-	ks_vcpu_ioctl_ip = ks_fentry_of(ks_kvm.vcpu_ioctl);
-	ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl");
+	ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl",
+			       &ks_ioctl_ips[KS_IP_VM_IOCTL]);
 	if (!ret)
 		ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vcpu_ioctl,
-				       "kvm_vcpu_ioctl");
+				       "kvm_vcpu_ioctl",
+				       &ks_ioctl_ips[KS_IP_VCPU_IOCTL]);
+	if (!ret && ks_native_brings_ioctl)
+		ret = ks_ftrace_attach(&ks_ioctl_ops,
+				       ks_kvm_symbol("kvm_vm_ioctl_check_extension",
+						     true),
+				       "kvm_vm_ioctl_check_extension",
+				       &ks_ioctl_ips[KS_IP_CHECK_EXT]);
 	if (ret)
-		goto out_free;
+		goto out_detach;
 	ret = register_ftrace_function(&ks_ioctl_ops);
 	if (ret) {
 		pr_err("cannot hook KVM's ioctls (%d): another IPMODIFY user, such as a livepatch, may own them\n",
 		       ret);
-		goto out_free;
+		goto out_detach;
 	}
 	return 0;
 
-out_free:
-	ftrace_free_filter(&ks_ioctl_ops);
+out_detach:
+	ks_ftrace_detach(&ks_ioctl_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
 	return ret;
 }
 
 void ks_hook_exit(void)
 {
 	unregister_ftrace_function(&ks_ioctl_ops);
-	ftrace_free_filter(&ks_ioctl_ops);
+	ks_ftrace_detach(&ks_ioctl_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
 	/*
 	 * A handler that already dropped its module reference may still be
 	 * on its last instructions; they never sleep, so one RCU-tasks grace
 	 * period sees them gone.
 	 */
-	synchronize_rcu_tasks();
+	ks_synchronize_handlers();
 }

@@ -7,9 +7,12 @@
  * kvm_x86_ops are not exported.  kallsyms_lookup_name() is unexported (and
  * the usual tricks to reach it are unsafe on IBT kernels), so instead we
  * read kvm.ko's own symbol table: the module loader keeps it in
- * struct module for kallsyms, and kvm.ko is reachable as a module this
- * one depends on (we use its exported kvm_get_kvm()), so it cannot go away
- * while we are loaded.
+ * struct module for kallsyms.
+ *
+ * kvm.ko's struct module itself is found through public API only: the
+ * tracepoint module notifier reports every loaded module that has
+ * tracepoints (kvm.ko does) as it is registered.  kvm.ko cannot go away
+ * while we are loaded: we use its exported kvm_get_kvm().
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,20 +22,34 @@
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
+#include <linux/tracepoint.h>
 
 #include <kvm_statsfd/kvm_statsfd.h>
 
 struct ks_kvm_symbols ks_kvm;
 
-/* kvm.ko among the modules this one uses (filled in by the loader). */
+static struct module *ks_kvm_module;
+
+static int ks_tp_module_seen(struct notifier_block *nb, unsigned long state,
+			     void *data)
+{
+	struct tp_module *tp_mod = data;
+
+	if (state == MODULE_STATE_COMING && !strcmp(tp_mod->mod->name, "kvm"))
+		ks_kvm_module = tp_mod->mod;
+	return NOTIFY_OK;
+}
+
+/* kvm.ko's struct module: registering the notifier replays loaded modules. */
 static struct module *ks_find_kvm_module(void)
 {
-	struct module_use *use;
+	struct notifier_block nb = { .notifier_call = ks_tp_module_seen };
 
-	list_for_each_entry(use, &THIS_MODULE->target_list, target_list)
-		if (!strcmp(use->target->name, "kvm"))
-			return use->target;
-	return NULL;
+	ks_kvm_module = NULL;
+	if (register_tracepoint_module_notifier(&nb))
+		return NULL;
+	unregister_tracepoint_module_notifier(&nb);
+	return ks_kvm_module;
 }
 
 /*
@@ -40,15 +57,14 @@ static struct module *ks_find_kvm_module(void)
  * or ambiguous (two local symbols of that name).  @text selects functions
  * (type t/T) or data (d/D/r/R/b/B).
  */
-static unsigned long ks_module_symbol(struct module *mod, const char *name,
-				      bool text)
+unsigned long ks_kvm_symbol(const char *name, bool text)
 {
 	struct mod_kallsyms *ks;
 	unsigned long addr = 0;
 	unsigned int i, found = 0;
 
 	preempt_disable();
-	ks = rcu_dereference_sched(mod->kallsyms);
+	ks = rcu_dereference_sched(ks_kvm_module->kallsyms);
 	for (i = 0; i < ks->num_symtab; i++) {
 		const typeof(*ks->symtab) *sym = &ks->symtab[i];
 		char type = ks->typetab[i] | 0x20;	/* lower case */
@@ -75,38 +91,27 @@ static unsigned long ks_module_symbol(struct module *mod, const char *name,
 
 int ks_kvm_symbols_init(void)
 {
-	struct module *mod = ks_find_kvm_module();
-	unsigned long vm_hdr, vm_desc, vcpu_hdr, vcpu_desc, ops, tp_user, tp_mmio;
+	unsigned long ops;
 
-	if (!mod) {
-		pr_err("kvm.ko is not among the modules we use\n");
+	if (!ks_find_kvm_module()) {
+		pr_err("kvm.ko is not loaded, or has no tracepoints\n");
 		return -ENOENT;
 	}
-	ks_kvm.mod = mod;
-	ks_kvm.vm_ioctl = ks_module_symbol(mod, "kvm_vm_ioctl", true);
-	ks_kvm.vcpu_ioctl = ks_module_symbol(mod, "kvm_vcpu_ioctl", true);
-	ks_kvm.arch_destroy_vm = ks_module_symbol(mod, "kvm_arch_destroy_vm",
-						  true);
-	ops = ks_module_symbol(mod, "kvm_x86_ops", false);
-	vm_hdr = ks_module_symbol(mod, "kvm_vm_stats_header", false);
-	vm_desc = ks_module_symbol(mod, "kvm_vm_stats_desc", false);
-	vcpu_hdr = ks_module_symbol(mod, "kvm_vcpu_stats_header", false);
-	vcpu_desc = ks_module_symbol(mod, "kvm_vcpu_stats_desc", false);
-	tp_user = ks_module_symbol(mod, "__tracepoint_kvm_userspace_exit",
-				   false);
-	tp_mmio = ks_module_symbol(mod, "__tracepoint_kvm_mmio", false);
+	ks_kvm.vm_ioctl = ks_kvm_symbol("kvm_vm_ioctl", true);
+	ks_kvm.vcpu_ioctl = ks_kvm_symbol("kvm_vcpu_ioctl", true);
+	ks_kvm.arch_destroy_vm = ks_kvm_symbol("kvm_arch_destroy_vm", true);
+	ops = ks_kvm_symbol("kvm_x86_ops", false);
+	/* Not every kernel exports them: found like the rest. */
+	ks_kvm.tp_exit = (void *)ks_kvm_symbol("__tracepoint_kvm_exit", false);
+	ks_kvm.tp_entry = (void *)ks_kvm_symbol("__tracepoint_kvm_entry", false);
+	ks_kvm.tp_userspace_exit =
+		(void *)ks_kvm_symbol("__tracepoint_kvm_userspace_exit", false);
+	ks_kvm.tp_mmio = (void *)ks_kvm_symbol("__tracepoint_kvm_mmio", false);
 
 	if (!ks_kvm.vm_ioctl || !ks_kvm.vcpu_ioctl ||
-	    !ks_kvm.arch_destroy_vm || !ops || !vm_hdr || !vm_desc ||
-	    !vcpu_hdr || !vcpu_desc || !tp_user || !tp_mmio)
+	    !ks_kvm.arch_destroy_vm || !ops || !ks_kvm.tp_exit ||
+	    !ks_kvm.tp_entry || !ks_kvm.tp_userspace_exit || !ks_kvm.tp_mmio)
 		return -ENOENT;
-
 	ks_kvm.x86_ops = (struct kvm_x86_ops *)ops;
-	ks_kvm.vm_header = (const struct kvm_stats_header *)vm_hdr;
-	ks_kvm.vm_descs = (const u8 *)vm_desc;
-	ks_kvm.vcpu_header = (const struct kvm_stats_header *)vcpu_hdr;
-	ks_kvm.vcpu_descs = (const u8 *)vcpu_desc;
-	ks_kvm.tp_userspace_exit = (struct tracepoint *)tp_user;
-	ks_kvm.tp_mmio = (struct tracepoint *)tp_mmio;
 	return 0;
 }

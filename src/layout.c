@@ -6,7 +6,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/align.h>
+#include <linux/kernel.h>
 #include <linux/kvm_host.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -21,8 +21,6 @@ struct ks_kind ks_kinds[KS_NR_KINDS] = {
 	[KS_KIND_VM] = { .anon_name = "kvm-vm-stats" },
 	[KS_KIND_VCPU] = { .anon_name = "kvm-vcpu-stats" },
 };
-
-#define KS_DESC_SIZE (sizeof(struct ks_desc_head) + KVM_STATS_NAME_SIZE)
 
 static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
 			    u32 data_base)
@@ -48,18 +46,10 @@ static bool ks_kind_has(enum ks_kind_id id, const struct ks_stat_def *def)
 static int ks_kind_build(enum ks_kind_id id)
 {
 	struct ks_kind *k = &ks_kinds[id];
-	struct ks_native n = { 0 };
+	static const struct ks_native none;
+	const struct ks_native *n = ks_superset ? ks_native_of(id) : &none;
 	u32 own_end = 0, nr_own = 0, i;
 	u8 *d;
-	int ret;
-
-	if (ks_superset) {
-		ret = ks_native_get(id, &n);
-		if (ret)
-			return ret;
-		if (n.desc_size != KS_DESC_SIZE)
-			return -EINVAL;
-	}
 
 	for (i = 0; i < ks_nr_own_defs; i++) {
 		if (!ks_kind_has(id, &ks_own_defs[i]))
@@ -69,16 +59,18 @@ static int ks_kind_build(enum ks_kind_id id)
 		nr_own++;
 	}
 
-	k->native_size = ALIGN(n.data_size, sizeof(u64));
+	k->native_size = n->words * sizeof(u64);
+	k->native_word_off = n->word_off;
 	k->own_size = own_end;
-	k->descs_size = (n.num_desc + nr_own) * KS_DESC_SIZE;
+	k->descs_size = (n->num_desc + nr_own) * KS_DESC_SIZE;
 	k->descs = kzalloc(k->descs_size, GFP_KERNEL);
 	if (!k->descs)
 		return -ENOMEM;
 
 	/* Native descriptors first, byte for byte, then ours. */
-	memcpy(k->descs, n.descs, (size_t)n.num_desc * KS_DESC_SIZE);
-	d = k->descs + (size_t)n.num_desc * KS_DESC_SIZE;
+	if (n->num_desc)
+		memcpy(k->descs, n->descs, (size_t)n->num_desc * KS_DESC_SIZE);
+	d = k->descs + (size_t)n->num_desc * KS_DESC_SIZE;
 	for (i = 0; i < ks_nr_own_defs; i++) {
 		if (!ks_kind_has(id, &ks_own_defs[i]))
 			continue;
@@ -89,7 +81,7 @@ static int ks_kind_build(enum ks_kind_id id)
 	k->header = (struct kvm_stats_header) {
 		.flags = 0,
 		.name_size = KVM_STATS_NAME_SIZE,
-		.num_desc = n.num_desc + nr_own,
+		.num_desc = n->num_desc + nr_own,
 		.id_offset = sizeof(struct kvm_stats_header),
 		.desc_offset = ALIGN(sizeof(struct kvm_stats_header) +
 				     KVM_STATS_NAME_SIZE, 8),
@@ -166,7 +158,9 @@ int ks_layout_init(void)
 	ret = ks_own_stats_init();
 	if (ret)
 		return ret;
-	ret = ks_kind_build(KS_KIND_VM);
+	ret = ks_superset ? ks_native_init() : 0;
+	if (!ret)
+		ret = ks_kind_build(KS_KIND_VM);
 	if (!ret)
 		ret = ks_kind_build(KS_KIND_VCPU);
 	if (!ret)
@@ -188,5 +182,6 @@ void ks_layout_exit(void)
 		kfree(ks_kinds[i].descs);
 		ks_kinds[i].descs = NULL;
 	}
+	ks_native_exit();
 	ks_own_stats_exit();
 }

@@ -33,6 +33,7 @@
 #include <asm/vmx.h>
 
 #include <kvm_statsfd/bench.h>
+#include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
@@ -138,7 +139,7 @@ static __always_inline void ks_vmx_exit(struct ks_vcpu *kv, u32 reason,
 	}
 }
 
-static void ks_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
+static void ks_probe_kvm_exit(KS_KVM_EXIT_PROBE_ARGS)
 {
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
 	u64 now = ktime_get_mono_fast_ns();
@@ -163,8 +164,8 @@ static void ks_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	 * The tracepoint passes no reason: ask the vendor module, as the
 	 * tracepoint's own event does.
 	 */
-	ks_kvm.x86_ops->get_exit_info(vcpu, &reason, &info1, &info2,
-				      &intr_info, &error_code);
+	ks_get_exit_info(ks_kvm.x86_ops, vcpu, KS_KVM_EXIT_TP_REASON, &reason,
+			 &info1, &info2, &intr_info, &error_code);
 	if (ks_vendor_svm) {
 		index = isa == KS_ISA_SVM ? ks_svm_exit_index(reason) :
 					    KS_SVM_OTHER;
@@ -178,11 +179,12 @@ static void ks_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 }
 
 /*
- * kvm_entry has gained arguments over time ((vcpu) in older kernels,
- * (vcpu, force_immediate_exit) since); the probe takes only the first,
- * which every version passes first.
+ * kvm_entry is (vcpu, force_immediate_exit) on the kernels we serve from
+ * 6.1 on, (vcpu) on 5.10: the probe has the newest prototype and reads
+ * only the vCPU, which every version passes first.
  */
-static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu)
+static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
+			       bool force_immediate_exit)
 {
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
 	u64 now = ktime_get_mono_fast_ns();
@@ -242,11 +244,12 @@ struct ks_probe {
 	void *func;
 };
 
+/* Tracepoints found in kvm.ko at init (kvm_symbols.c). */
 static struct ks_probe ks_probes[] = {
-	{ &__tracepoint_kvm_exit, ks_probe_kvm_exit },
-	{ &__tracepoint_kvm_entry, ks_probe_kvm_entry },
-	{ NULL, ks_probe_kvm_userspace_exit },	/* found at init */
-	{ NULL, ks_probe_kvm_mmio },		/* found at init */
+	{ NULL, ks_probe_kvm_exit },
+	{ NULL, ks_probe_kvm_entry },
+	{ NULL, ks_probe_kvm_userspace_exit },
+	{ NULL, ks_probe_kvm_mmio },
 };
 
 int ks_probes_init(void)
@@ -254,6 +257,8 @@ int ks_probes_init(void)
 	int i, ret = 0;
 
 	ks_vendor_svm = ks_vendor_is_svm();
+	ks_probes[0].tp = ks_kvm.tp_exit;
+	ks_probes[1].tp = ks_kvm.tp_entry;
 	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
 	ks_probes[3].tp = ks_kvm.tp_mmio;
 
@@ -310,8 +315,8 @@ void ks_bench_probes(struct kvm_vcpu *vcpu, u64 iters, u64 *probe_ns,
 		t = ktime_get_ns();
 		c = rdtsc_ordered();
 		for (i = 0; i < n; i++) {
-			ks_probe_kvm_exit(NULL, vcpu, isa);
-			ks_probe_kvm_entry(NULL, vcpu);
+			KS_KVM_EXIT_PROBE_CALL(ks_probe_kvm_exit, vcpu, isa);
+			ks_probe_kvm_entry(NULL, vcpu, false);
 		}
 		*probe_cycles += rdtsc_ordered() - c;
 		*probe_ns += ktime_get_ns() - t;

@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
@@ -29,8 +30,8 @@ struct ks_stats_file {
 	struct kvm *kvm;		/* referenced */
 	struct ks_vm *vm;		/* lives until kvm is destroyed */
 	struct ks_vcpu *kv;		/* vCPU files */
-	const void *native;		/* the kernel's stats struct */
-	const char *id;			/* KVM_STATS_NAME_SIZE bytes */
+	const u8 *native_base;		/* the struct kvm or kvm_vcpu */
+	char id[KVM_STATS_NAME_SIZE];
 };
 
 static struct kmem_cache *ks_file_cache;
@@ -47,12 +48,14 @@ atomic_long_t ks_nr_files;
  */
 static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 {
-	u32 native_words = sf->kind->native_size / sizeof(u64);
+	const struct ks_kind *k = sf->kind;
+	u32 native_words = k->native_size / sizeof(u64);
 	const u64 *own;
 	u32 i;
 
 	for (i = 0; i < n && first + i < native_words; i++)
-		buf[i] = READ_ONCE(((const u64 *)sf->native)[first + i]);
+		buf[i] = READ_ONCE(*(const u64 *)(sf->native_base +
+						  k->native_word_off[first + i]));
 	if (i == n)
 		return;
 	first += i - native_words;
@@ -179,7 +182,8 @@ static int ks_stats_fd_install(struct ks_stats_file *sf, const char *name)
 		put_unused_fd(fd);
 		return PTR_ERR(file);
 	}
-	file->f_mode |= FMODE_PREAD;
+	/* Pseudo files are not seekable unless said so (5.10 checks). */
+	file->f_mode |= FMODE_PREAD | FMODE_LSEEK;
 	fd_install(fd, file);
 	return fd;
 }
@@ -232,8 +236,8 @@ int ks_stats_fd_create_vm(struct kvm *kvm)
 	if (!sf)
 		return -ENOMEM;
 	sf->kind = &ks_kinds[KS_KIND_VM];
-	sf->native = &kvm->stat;
-	sf->id = kvm->stats_id;
+	sf->native_base = (const u8 *)kvm;
+	ks_kvm_stats_id(kvm, sf->id);
 	return ks_stats_fd_create(sf, sf->kind->anon_name);
 }
 
@@ -250,8 +254,8 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 		return -ENOMEM;
 	}
 	sf->kind = &ks_kinds[KS_KIND_VCPU];
-	sf->native = &vcpu->stat;
-	sf->id = vcpu->stats_id;
+	sf->native_base = (const u8 *)vcpu;
+	ks_vcpu_stats_id(vcpu, sf->id);
 	snprintf(name, sizeof(name), "%s:%d", sf->kind->anon_name,
 		 vcpu->vcpu_id);
 	return ks_stats_fd_create(sf, name);
@@ -264,7 +268,8 @@ unsigned int ks_stats_file_size(void)
 
 int ks_stats_fd_init(void)
 {
-	ks_file_cache = KMEM_CACHE(ks_stats_file, SLAB_ACCOUNT);
+	/* The id is copied to userspace from here: a usercopy region. */
+	ks_file_cache = KMEM_CACHE_USERCOPY(ks_stats_file, SLAB_ACCOUNT, id);
 	return ks_file_cache ? 0 : -ENOMEM;
 }
 

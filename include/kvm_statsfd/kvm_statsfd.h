@@ -11,23 +11,20 @@
 
 /* Things inside kvm.ko that it does not export, found by kvm_symbols.c. */
 struct ks_kvm_symbols {
-	struct module *mod;
 	unsigned long vm_ioctl;		/* kvm_vm_ioctl() */
 	unsigned long vcpu_ioctl;	/* kvm_vcpu_ioctl() */
 	unsigned long arch_destroy_vm;	/* kvm_arch_destroy_vm() */
 	struct kvm_x86_ops *x86_ops;	/* kvm_x86_ops */
-	const struct kvm_stats_header *vm_header, *vcpu_header;
-	const u8 *vm_descs, *vcpu_descs;
-	struct tracepoint *tp_userspace_exit;	/* not exported */
-	struct tracepoint *tp_mmio;		/* not exported */
+	struct tracepoint *tp_exit, *tp_entry, *tp_userspace_exit, *tp_mmio;
 };
 
 extern struct ks_kvm_symbols ks_kvm;
 
-/* Exported by kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL). */
-extern struct tracepoint __tracepoint_kvm_exit;
-extern struct tracepoint __tracepoint_kvm_entry;
-
+/*
+ * Address of @name in kvm.ko's symbol table (a function if @text, else
+ * data), 0 if it is missing or ambiguous (and then says so).
+ */
+unsigned long ks_kvm_symbol(const char *name, bool text);
 int ks_kvm_symbols_init(void);
 
 /* ftrace on KVM's ioctl handlers (the product) and on VM destruction. */

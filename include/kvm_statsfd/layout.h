@@ -17,6 +17,8 @@
 #include <linux/kvm.h>
 #include <linux/types.h>
 
+#include <kvm_statsfd/compat.h>
+
 /* The first 16 bytes of every descriptor; the name follows. */
 struct ks_desc_head {
 	u32 flags;
@@ -25,6 +27,9 @@ struct ks_desc_head {
 	u32 offset;
 	u32 bucket_size;
 };
+
+/* Bytes of a descriptor: its head and a name of KVM_STATS_NAME_SIZE. */
+#define KS_DESC_SIZE	(sizeof(struct ks_desc_head) + KVM_STATS_NAME_SIZE)
 
 /* How a per-vCPU stat becomes a per-VM one, at read time. */
 enum ks_aggregate {
@@ -56,7 +61,9 @@ struct ks_kind {
 	struct kvm_stats_header header;
 	u8 *descs;		/* header.num_desc descriptors, immutable */
 	u32 descs_size;
-	u32 native_size;	/* bytes served from the kernel's stats struct */
+	u32 native_size;	/* bytes of the native block */
+	/* Byte offset of each native word in struct kvm or kvm_vcpu. */
+	const u32 *native_word_off;
 	u32 own_size;		/* bytes of the module's own block */
 	u64 file_size;
 };

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one place where kernels differ.
+ *
+ * The module is written against the newest kernel's API.  For older
+ * kernels this header supplies what they lack, from feature macros that
+ * Kbuild probes in the target tree at build time (KS_HAVE_*), never from
+ * version numbers.  Nothing else in the module tests a KS_HAVE_* macro.
+ *
+ *   KS_HAVE_BINARY_STATS	 the kernel has KVM_GET_STATS_FD (5.14+)
+ *   KS_HAVE_EXIT_INFO_REASON kvm_exit is (vcpu, isa) and get_exit_info()
+ *				 returns the reason (5.16+); before, kvm_exit
+ *				 passes the reason first
+ *   KS_HAVE_FTRACE_REGS	 ftrace callbacks get struct ftrace_regs (5.11+)
+ *   KS_HAVE_FTRACE_FL_RECURSION ftrace ops opt in to recursion protection
+ *				 (5.11+); before, it was the default
+ *   KS_HAVE_VM_DEAD		 struct kvm has vm_dead (5.15+)
+ */
+#ifndef _KVM_STATSFD_COMPAT_H
+#define _KVM_STATSFD_COMPAT_H
+
+#include <linux/ftrace.h>
+#include <linux/kvm_host.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/stddef.h>
+
+#ifndef KS_HAVE_BINARY_STATS
+/*
+ * The binary stats format's uapi, for kernels that predate it (the
+ * definitions of Documentation/virt/kvm/api.rst, section 4.133).
+ */
+#define KVM_CAP_BINARY_STATS_FD		203
+#define KVM_GET_STATS_FD		_IO(KVMIO, 0xce)
+
+#define KVM_STATS_TYPE_SHIFT		0
+#define KVM_STATS_TYPE_MASK		(0xF << KVM_STATS_TYPE_SHIFT)
+#define KVM_STATS_TYPE_CUMULATIVE	(0x0 << KVM_STATS_TYPE_SHIFT)
+#define KVM_STATS_TYPE_INSTANT		(0x1 << KVM_STATS_TYPE_SHIFT)
+#define KVM_STATS_TYPE_PEAK		(0x2 << KVM_STATS_TYPE_SHIFT)
+#define KVM_STATS_TYPE_LINEAR_HIST	(0x3 << KVM_STATS_TYPE_SHIFT)
+#define KVM_STATS_TYPE_LOG_HIST		(0x4 << KVM_STATS_TYPE_SHIFT)
+
+#define KVM_STATS_UNIT_SHIFT		4
+#define KVM_STATS_UNIT_MASK		(0xF << KVM_STATS_UNIT_SHIFT)
+#define KVM_STATS_UNIT_NONE		(0x0 << KVM_STATS_UNIT_SHIFT)
+#define KVM_STATS_UNIT_BYTES		(0x1 << KVM_STATS_UNIT_SHIFT)
+#define KVM_STATS_UNIT_SECONDS		(0x2 << KVM_STATS_UNIT_SHIFT)
+#define KVM_STATS_UNIT_CYCLES		(0x3 << KVM_STATS_UNIT_SHIFT)
+
+#define KVM_STATS_BASE_SHIFT		8
+#define KVM_STATS_BASE_MASK		(0xF << KVM_STATS_BASE_SHIFT)
+#define KVM_STATS_BASE_POW10		(0x0 << KVM_STATS_BASE_SHIFT)
+#define KVM_STATS_BASE_POW2		(0x1 << KVM_STATS_BASE_SHIFT)
+
+struct kvm_stats_header {
+	__u32 flags;
+	__u32 name_size;
+	__u32 num_desc;
+	__u32 id_offset;
+	__u32 desc_offset;
+	__u32 data_offset;
+};
+
+#define KVM_STATS_NAME_SIZE		48
+
+/*
+ * Without native binary stats the module builds the kernel's descriptors
+ * from its debugfs table (native.c); the id is the one 5.14 would give,
+ * "kvm-<pid of the creator>", from the pid KVM keeps for its uevents.
+ */
+static inline void ks_kvm_stats_id(const struct kvm *kvm, char *buf)
+{
+	snprintf(buf, KVM_STATS_NAME_SIZE, "kvm-%d", kvm->userspace_pid);
+}
+
+static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
+{
+	snprintf(buf, KVM_STATS_NAME_SIZE, "kvm-%d/vcpu-%d",
+		 vcpu->kvm->userspace_pid, vcpu->vcpu_id);
+}
+#else
+static inline void ks_kvm_stats_id(const struct kvm *kvm, char *buf)
+{
+	memcpy(buf, kvm->stats_id, KVM_STATS_NAME_SIZE);
+}
+
+static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
+{
+	memcpy(buf, vcpu->stats_id, KVM_STATS_NAME_SIZE);
+}
+#endif
+
+/*
+ * kvm_exit's probe arguments, and the exit's reason and first info word.
+ * Since 5.16 the tracepoint passes (vcpu, isa) and get_exit_info() returns
+ * the reason; before, it passed (reason, vcpu, isa) and get_exit_info()
+ * had no reason argument.
+ */
+#ifdef KS_HAVE_EXIT_INFO_REASON
+#define KS_KVM_EXIT_PROBE_ARGS	void *data, struct kvm_vcpu *vcpu, u32 isa
+#define KS_KVM_EXIT_TP_REASON	0
+#define KS_KVM_EXIT_PROBE_CALL(probe, vcpu, isa)	probe(NULL, vcpu, isa)
+#define ks_get_exit_info(ops, vcpu, tp_reason, reason, info1, info2, ii, ec) \
+	((ops)->get_exit_info((vcpu), (reason), (info1), (info2), (ii), (ec)))
+#else
+#define KS_KVM_EXIT_PROBE_ARGS	void *data, unsigned int tp_reason, \
+				struct kvm_vcpu *vcpu, u32 isa
+#define KS_KVM_EXIT_TP_REASON	tp_reason
+#define KS_KVM_EXIT_PROBE_CALL(probe, vcpu, isa)	probe(NULL, 0, vcpu, isa)
+#define ks_get_exit_info(ops, vcpu, tp_reason, reason, info1, info2, ii, ec) \
+	({ *(reason) = (tp_reason);					\
+	   (ops)->get_exit_info((vcpu), (info1), (info2), (ii), (ec)); })
+#endif
+
+/* ftrace callbacks: regs came straight as struct pt_regs before 5.11. */
+#ifdef KS_HAVE_FTRACE_REGS
+#define ks_ftrace_regs		ftrace_regs
+#define ks_ftrace_get_regs(f)	ftrace_get_regs(f)
+#else
+#define ks_ftrace_regs		pt_regs
+#define ks_ftrace_get_regs(f)	(f)
+#endif
+
+/* Before 5.11 recursion protection was on unless an ops opted out. */
+#ifndef KS_HAVE_FTRACE_FL_RECURSION
+#define FTRACE_OPS_FL_RECURSION	0
+#endif
+
+static inline bool ks_kvm_is_dead(struct kvm *kvm)
+{
+#ifdef KS_HAVE_VM_DEAD
+	return READ_ONCE(kvm->vm_dead);
+#else
+	return false;
+#endif
+}
+
+/*
+ * Wait until no task can still be on the last instructions of a diverted
+ * ioctl handler (hook.c).  synchronize_rcu_tasks() is exported since 5.11;
+ * before, the "rude" flavour waits for every CPU to schedule, which covers
+ * it on kernels that do not preempt kernel code (Debian's 5.10 kernels are
+ * PREEMPT_VOLUNTARY).
+ */
+static inline void ks_synchronize_handlers(void)
+{
+#ifdef KS_HAVE_FTRACE_REGS
+	synchronize_rcu_tasks();
+#else
+	synchronize_rcu_tasks_rude();
+#endif
+}
+
+#endif /* _KVM_STATSFD_COMPAT_H */
