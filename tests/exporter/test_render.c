@@ -665,6 +665,28 @@ static void test_identity(void)
 		tap_diag("could not remove %s", dir);
 }
 
+/*
+ * The shipped alert rules: `promtool test rules` (tests/exporter/
+ * rules_test.yml, run from tests/exporter as make does), and that a rule
+ * file that does not fire them fails the same test.
+ */
+static void test_rules(void)
+{
+	int st;
+
+	st = system("promtool check rules ../../tools/exporter/prometheus/kvm-statsfd.rules.yml > /dev/null 2>&1");
+	ok(st == 0, "promtool check rules accepts kvm-statsfd.rules.yml (status %d)", st);
+	st = system("promtool test rules rules_test.yml > /dev/null 2>&1");
+	ok(st == 0, "promtool test rules: every alert fires where it should, not elsewhere (status %d)",
+	   st);
+	/* A storm threshold nothing reaches: the test must notice. */
+	st = system("d=$(mktemp -d) && mkdir -p $d/a/b $d/tools/exporter/prometheus && "
+		    "sed 's/> 100000/> 1e12/' ../../tools/exporter/prometheus/kvm-statsfd.rules.yml "
+		    "> $d/tools/exporter/prometheus/kvm-statsfd.rules.yml && cp rules_test.yml $d/a/b/ && "
+		    "(cd $d/a/b && promtool test rules rules_test.yml) > /dev/null 2>&1; r=$?; rm -rf $d; exit $r");
+	ok(st != 0, "promtool test rules fails when the storm alert cannot fire (status %d)", st);
+}
+
 /* The checker must catch what promtool lets through. */
 static void test_checker(void)
 {
@@ -693,6 +715,7 @@ int main(void)
 	test_render();
 	test_opts();
 	test_identity();
+	test_rules();
 	test_checker();
 	return tap_done();
 }
