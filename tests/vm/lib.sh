@@ -10,9 +10,17 @@ export CACHE
 
 step() { printf '==> %s\n' "$*" >&2; }
 
+# The kernel series of the default lanes of make check (tests/vm/lanes)
+# that boot a fetched kernel: what lint, DKMS, stress and the other entry
+# points test when SERIES is not set.
+default_series() {
+	awk '!/^#/ && NF >= 4 && $4 == "yes" && $3 !~ /^script:/ && !seen[$2]++ {
+		printf "%s%s", sep, $2; sep = " " }' "$TOP/tests/vm/lanes"
+}
+
 # "<series> <release> <root>" lines of the test kernels, fetched if needed.
 test_kernels() {
-	"$TOP/tests/vm/fetch-kernels.sh"
+	SERIES=${SERIES:-$(default_series)} "$TOP/tests/vm/fetch-kernels.sh"
 }
 
 kdir_of() { echo "$2/usr/src/linux-headers-$1"; }
