@@ -93,26 +93,58 @@ static int unload_module(const char *name)
 }
 
 /*
+ * The vendor module (kvm_amd, kvm_intel, ...): the one module that uses
+ * kvm.ko, as /proc/modules lists it, other than ours.  Its name goes to
+ * @buf; 0, or -ENOENT if there is not exactly one.
+ */
+static int kvm_vendor_module(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/modules", "r");
+	char line[512], name[64], users[256];
+	int found = 0;
+	char *u, *save;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %*s %*s %255s", name, users) != 2 ||
+		    strcmp(name, "kvm"))
+			continue;
+		for (u = strtok_r(users, ",", &save); u;
+		     u = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(u, "-") || !strcmp(u, "kvm_statsfd"))
+				continue;
+			snprintf(buf, len, "%s", u);
+			found++;
+		}
+	}
+	fclose(f);
+	return found == 1 ? 0 : -ENOENT;
+}
+
+/*
  * Without kvm.ko the module must refuse to load, cleanly.  This unloads
  * KVM, so it runs only where that is harmless: the test guest sets
- * KS_KVM_MODULES to the directory holding kvm.ko and kvm_amd.ko.
+ * KS_KVM_MODULES to the directory holding kvm.ko and the vendor module.
  */
 TEST_F(module, refused_without_kvm)
 {
 	const char *dir = getenv("KS_KVM_MODULES");
-	char path[256];
+	char path[256], vendor[64];
 
 	if (!dir)
 		SKIP(return, "KS_KVM_MODULES not set: will not unload KVM here");
-	ASSERT_EQ(0, unload_module("kvm_amd"));
+	ASSERT_EQ(0, kvm_vendor_module(vendor, sizeof(vendor)))
+		TH_LOG("no single module using kvm in /proc/modules");
+	ASSERT_EQ(0, unload_module(vendor)) TH_LOG("unloading %s", vendor);
 	ASSERT_EQ(0, unload_module("kvm"));
 	EXPECT_EQ(-ENOENT, ks_module_load(""));
 	EXPECT_EQ(0, ks_module_loaded());
 
 	snprintf(path, sizeof(path), "%s/kvm.ko", dir);
 	ASSERT_EQ(0, load_module_file(path));
-	snprintf(path, sizeof(path), "%s/kvm_amd.ko", dir);
-	ASSERT_EQ(0, load_module_file(path));
+	snprintf(path, sizeof(path), "%s/%s.ko", dir, vendor);
+	ASSERT_EQ(0, load_module_file(path)) TH_LOG("loading %s", path);
 	ASSERT_EQ(0, access("/dev/kvm", R_OK | W_OK));
 
 	/* And with KVM back, it loads again. */
