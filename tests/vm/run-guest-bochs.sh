@@ -115,14 +115,18 @@ start=$(date +%s)
 pid=$!
 why=
 seen=0
-while kill -0 "$pid" 2>/dev/null; do
-	# When each of init's markers reached the console (host seconds).
+# When each of init's markers reached the console (host seconds).
+timeline() {
+	local n
 	n=$(wc -l < "$outdir/console.log")
 	if [ "$n" -gt "$seen" ]; then
 		tail -n +$((seen + 1)) "$outdir/console.log" | head -n $((n - seen)) |
 			sed -n "s/^@@ /$(($(date +%s) - start)) /p" >> "$outdir/timeline"
 		seen=$n
 	fi
+}
+while kill -0 "$pid" 2>/dev/null; do
+	timeline
 	if grep -q 'Kernel panic' "$outdir/console.log" 2>/dev/null; then
 		why="guest panicked"
 		sleep 2	# the rest of the panic message
@@ -133,6 +137,7 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 rc=0
 wait "$pid" || rc=$?
+timeline
 end=$(date +%s)
 
 {
