@@ -189,6 +189,37 @@ ok $((r != 0 || frames != 2 || esc != 0 || g != 0)) \
 	"watch -n 2 without a tty: 2 frames, no escapes, reasons by name" \
 	"status $r, frames $frames, escapes $esc" "$(head -n 12 "$T/out")"
 
+# kvm_stat's filters: -f by stat name, -g by guest.
+r=$(st "$KS" watch $vm -i 0.3 -n 2 -f '^io_')
+grep -q 'counters/s: io_' "$T/out" && ! grep -q 'counters/s:.* exits ' "$T/out" &&
+	! grep -q 'exit reasons/s' "$T/out"
+ok $((r != 0 || $? != 0)) "watch -f '^io_': only the io_* stats" "status $r" "$(head -n 8 "$T/out")"
+r=$(st "$KS" watch -i 0.3 -n 1 -g '^tooltest$')
+grep -q "^PID $vm demo-vm guest tooltest" "$T/out"
+ok $((r != 0 || $? != 0)) "watch -g '^tooltest\$': the VM by its guest name" "status $r" "$(head -n 4 "$T/out")"
+r=$(st "$KS" watch -i 0.3 -n 1 -g nomatch)
+grep -q "no VM matches" "$T/err"
+ok $((r != 1 || $? != 0)) "watch -g nomatch: status 1, says so" "status $r: $(cat "$T/err")"
+
+# A VM that starts while watch runs joins the view.
+first=$vm
+"$KS" watch -i 0.5 -n 8 -g 'tooltest' > "$T/w2" 2>&1 &
+wpid=$!
+bg_pids="$bg_pids $wpid"
+sleep 1
+if start_vm "$T/vm2.log" -name guest=tooltest2 -t 20; then
+	wait $wpid; r=$?
+	forget_bg $wpid
+	grep -q "^PID $vm demo-vm guest tooltest2" "$T/w2" &&
+		grep -q "^kvm-statsfd watch: 2 VMs" "$T/w2"
+	ok $((r != 0 || $? != 0)) "watch picks up a VM started after it" \
+		"status $r" "$(grep '^kvm-statsfd watch\|^PID' "$T/w2" | tail -n 4)"
+	stop_bg $vm
+else
+	ok 1 "watch picks up a VM started after it" "second demo-vm did not start"
+fi
+vm=$first
+
 stop_bg $vm
 r=$(st "$KS" show $vm); ok $((r != 1)) "show of an exited VMM exits 1" "got $r"
 

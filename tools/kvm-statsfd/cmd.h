@@ -16,6 +16,9 @@ struct opts {
 	double interval;	/* watch, seconds */
 	long count;		/* watch frames, 0: forever */
 	const char *file;	/* show --file */
+	const char *stat_filter;	/* watch -f REGEX */
+	const char *guest_filter;	/* watch -g REGEX */
+	int batch;		/* watch -b: plain frames even on a terminal */
 };
 
 struct vm_proc;

@@ -35,7 +35,7 @@ static const char usage_text[] =
 "    kvm-statsfd list [--json]\n"
 "    kvm-statsfd show [PID] [--vcpu N] [--json]\n"
 "    kvm-statsfd show --file PATH [--json]\n"
-"    kvm-statsfd watch [PID] [-i SECONDS] [-n COUNT]\n"
+"    kvm-statsfd watch [PID] [-i SECONDS] [-n COUNT] [-f REGEX] [-g REGEX] [-b]\n"
 "    kvm-statsfd watch --file PATH [-i SECONDS] [-n COUNT]\n"
 "    kvm-statsfd --help | --version\n"
 "\n"
@@ -52,7 +52,8 @@ static const char usage_text[] =
 "    show     every statistic of each VM and vCPU with scaled units;\n"
 "             histograms are summarised by their non-zero buckets.\n"
 "    watch    refreshing view of per-second rates per VM and per vCPU,\n"
-"             sorted by rate; exit-reason histograms by bucket index.\n"
+"             sorted by rate, exit reasons by name; VMs that start later\n"
+"             join the view; lines are cut to the terminal's width.\n"
 "\n"
 "OPTIONS\n"
 "    PID             only the VMM process PID\n"
@@ -62,6 +63,11 @@ static const char usage_text[] =
 "                    printed alone; watch: as vCPU 0 of a pid 0 VM)\n"
 "    -i SECONDS      watch interval (default 1, may be fractional)\n"
 "    -n COUNT        watch: stop after COUNT refreshes\n"
+"    -f REGEX        watch: only stats whose name matches (extended regex)\n"
+"    -g REGEX        watch: only VMs whose guest name, process name or pid\n"
+"                    matches\n"
+"    -b, --batch     watch: plain frames one after another, even on a\n"
+"                    terminal (for logging)\n"
 "    -h, --help      this text\n"
 "    --version       print the version and exit\n"
 "\n"
@@ -105,12 +111,28 @@ static double parse_interval(const char *s)
 
 enum { OPT_JSON = 256, OPT_VCPU, OPT_FILE };
 
+/* The letter each option has in parse_opts()' `allowed` strings. */
+static char opt_letter(int c)
+{
+	switch (c) {
+	case OPT_JSON:
+		return 'j';
+	case OPT_VCPU:
+		return 'v';
+	case OPT_FILE:
+		return 'F';
+	default:
+		return (char)c;
+	}
+}
+
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "vcpu", required_argument, NULL, OPT_VCPU },
 	{ "file", required_argument, NULL, OPT_FILE },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
+	{ "batch", no_argument, NULL, 'b' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -140,7 +162,7 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:n:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:n:f:g:bh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
@@ -152,7 +174,7 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 			usage_error("unknown option '%s'", argv[optind - 1]);
 			break;
 		}
-		flag[0] = c < 256 ? (char)c : "jvf"[c - OPT_JSON];
+		flag[0] = opt_letter(c);
 		if (!strchr(allowed, flag[0]))
 			usage_error("option '%s' not valid for this command",
 				    opt_name(c));
@@ -173,6 +195,15 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 		case 'n':
 			o->count = parse_long(optarg, 1, 1000000000L,
 					      "invalid count '%s'");
+			break;
+		case 'f':
+			o->stat_filter = optarg;
+			break;
+		case 'g':
+			o->guest_filter = optarg;
+			break;
+		case 'b':
+			o->batch = 1;
 			break;
 		}
 	}
@@ -206,11 +237,11 @@ int main(int argc, char **argv)
 		return finish(cmd_list(&o));
 	}
 	if (!strcmp(cmd, "show")) {
-		parse_opts(argc - 1, argv + 1, cmd, "pjvf", &o);
+		parse_opts(argc - 1, argv + 1, cmd, "pjvF", &o);
 		return finish(cmd_show(&o));
 	}
 	if (!strcmp(cmd, "watch")) {
-		parse_opts(argc - 1, argv + 1, cmd, "pinf", &o);
+		parse_opts(argc - 1, argv + 1, cmd, "pinFfgb", &o);
 		return finish(cmd_watch(&o));
 	}
 	usage_error("unknown command '%s'", cmd);

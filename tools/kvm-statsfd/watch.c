@@ -10,10 +10,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +53,30 @@ struct wvm {
 };
 
 static volatile sig_atomic_t stop;
+
+/* A frame is written here first, then to stdout cut to the terminal. */
+static FILE *wout;
+/* -f: only stats whose name matches; -g: only VMs whose name matches. */
+static regex_t stat_re, guest_re;
+static int have_stat_re, have_guest_re;
+
+static int stat_wanted(const struct kvmstats_desc *d)
+{
+	return !have_stat_re || !regexec(&stat_re, d->name, 0, NULL, 0);
+}
+
+/* -g matches the guest name (QEMU -name), the process name or the pid. */
+static int vm_wanted(const struct vm_proc *p)
+{
+	char pid[16];
+
+	if (!have_guest_re)
+		return 1;
+	snprintf(pid, sizeof(pid), "%d", (int)p->pid);
+	return (p->guest && !regexec(&guest_re, p->guest, 0, NULL, 0)) ||
+	       !regexec(&guest_re, p->comm, 0, NULL, 0) ||
+	       !regexec(&guest_re, pid, 0, NULL, 0);
+}
 
 static void on_signal(int sig)
 {
@@ -136,7 +162,7 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 	for (i = 0; i < s->num_desc; i++) {
 		const struct kvmstats_desc *d = &s->descs[i];
 
-		if (only_new && has_rate(out, d->name))
+		if ((only_new && has_rate(out, d->name)) || !stat_wanted(d))
 			continue;
 		if (d->type == KVM_STATS_TYPE_CUMULATIVE)
 			rate_add(out, d, delta(sm, d, 0, dt));
@@ -189,7 +215,7 @@ static int print_top(const char *label, struct rates *rs, int want_none,
 		    r->per_sec <= 0)
 			continue;
 		fmt_rate(r, v, sizeof(v));
-		printf("%s%s %s", shown ? ", " : label, r->d->name, v);
+		fprintf(wout, "%s%s %s", shown ? ", " : label, r->d->name, v);
 		shown++;
 	}
 	return shown;
@@ -250,21 +276,21 @@ static void print_reasons(const double *rates, unsigned int nb,
 			r[n++] = (struct reason){ i, rates[i] };
 	qsort(r, n, sizeof(*r), cmp_reason);
 	if (n)
-		printf("  exit reasons/s:%s", named ? "" : " (by index)");
+		fprintf(wout, "  exit reasons/s:%s", named ? "" : " (by index)");
 	for (i = 0; i < n && i < MAX_REASONS; i++) {
 		if (named)
 			kvmstats_exit_reason_name(d, r[i].idx, name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "#%u", r[i].idx);
 		if (r[i].per_sec < 0.5)
-			printf("%s %s <1", i ? "," : "", name);
+			fprintf(wout, "%s %s <1", i ? "," : "", name);
 		else
-			printf("%s %s %.0f", i ? "," : "", name, r[i].per_sec);
+			fprintf(wout, "%s %s %.0f", i ? "," : "", name, r[i].per_sec);
 	}
 	if (n > MAX_REASONS)
-		printf(", ... (%u more)", n - MAX_REASONS);
+		fprintf(wout, ", ... (%u more)", n - MAX_REASONS);
 	if (n)
-		putchar('\n');
+		fputc('\n', wout);
 	free(r);
 }
 
@@ -282,7 +308,8 @@ static unsigned int reason_buckets(const struct vm_proc *p,
 		if (!p->vcpus[k].open)
 			continue;
 		for (i = 0; i < s->num_desc; i++) {
-			if (is_reason_hist(&s->descs[i]) && s->descs[i].size > max) {
+			if (is_reason_hist(&s->descs[i]) && stat_wanted(&s->descs[i]) &&
+			    s->descs[i].size > max) {
 				max = s->descs[i].size;
 				*hist = &s->descs[i];
 			}
@@ -297,15 +324,15 @@ static void show_vcpus(struct wvm *w, double dt)
 	struct rates one = { 0 };
 	int k;
 
-	printf("  %-6s %10s  %s\n", "VCPU", "EXITS/S", "TOP/S");
+	fprintf(wout, "  %-6s %10s  %s\n", "VCPU", "EXITS/S", "TOP/S");
 	for (k = 0; k < p->nr_vcpus; k++) {
 		if (!p->vcpus[k].open)
 			continue;
 		one.n = 0;
 		collect(&w->vcpu[k], dt, &one, NULL, 0, 0);
-		printf("  %-6d %10.0f", p->vcpus[k].id, score(&one));
+		fprintf(wout, "  %-6d %10.0f", p->vcpus[k].id, score(&one));
 		print_top("  ", &one, 1, TOP_VCPU);
-		putchar('\n');
+		fputc('\n', wout);
 	}
 	free(one.r);
 }
@@ -321,12 +348,12 @@ static void show_vm(struct wvm *w, double dt)
 
 	char buf[512];
 
-	printf("PID %d %s", (int)p->pid, term_safe(p->comm, buf, sizeof(buf)));
+	fprintf(wout, "PID %d %s", (int)p->pid, term_safe(p->comm, buf, sizeof(buf)));
 	if (p->guest)
-		printf(" guest %s", term_safe(p->guest, buf, sizeof(buf)));
-	printf(", %d vCPUs", p->nr_vcpus);
+		fprintf(wout, " guest %s", term_safe(p->guest, buf, sizeof(buf)));
+	fprintf(wout, ", %d vCPUs", p->nr_vcpus);
 	if (w->gone) {
-		printf(" (exited)\n");
+		fprintf(wout, " (exited)\n");
 		return;
 	}
 	reasons = calloc(nb ? nb : 1, sizeof(*reasons));
@@ -336,11 +363,11 @@ static void show_vm(struct wvm *w, double dt)
 	if (p->vm_open)
 		collect(&w->vm, dt, &all, NULL, 0, 1);
 	w->score = score(&all);
-	printf(", %.0f exits/s\n", w->score);
+	fprintf(wout, ", %.0f exits/s\n", w->score);
 	if (print_top("  counters/s: ", &all, 1, TOP_COUNTERS))
-		putchar('\n');
+		fputc('\n', wout);
 	if (print_top("  other/s:    ", &all, 0, TOP_OTHER))
-		putchar('\n');
+		fputc('\n', wout);
 	if (reasons)
 		print_reasons(reasons, nb, hist);
 	show_vcpus(w, dt);
@@ -433,43 +460,146 @@ static void sleep_for(double sec)
 }
 
 /*
- * Clear the screen between frames only on a terminal that can do it; else
- * (a pipe, a file, TERM=dumb) frames follow each other, separated by a
- * blank line, so the output can be logged or parsed.
+ * Clear the screen between frames only on a terminal that can do it, and
+ * not in batch mode (-b); else (a pipe, a file, TERM=dumb) frames follow
+ * each other, separated by a blank line, so the output can be logged or
+ * parsed.
  */
-static int can_clear(void)
+static int can_clear(const struct opts *o)
 {
 	const char *term = getenv("TERM");
 
-	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb");
+	return !o->batch && isatty(STDOUT_FILENO) && term && *term &&
+	       strcmp(term, "dumb");
 }
 
-static void run(struct wvm *w, int n, const struct opts *o)
+/* Columns of the terminal, or 0 (no limit) when not writing to one. */
+static int term_width(int tty)
 {
-	int tty = can_clear(), i, gone;
+	struct winsize ws;
+
+	if (tty && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	return 0;
+}
+
+/* buf's lines to stdout, each cut to width characters (0: whole). */
+static void emit(const char *buf, size_t len, int width)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	int cols, n;
+
+	while (p < end) {
+		nl = memchr(p, '\n', end - p);
+		if (!nl)
+			nl = end;
+		for (cols = 0; p < nl && (!width || cols < width); cols++) {
+			n = kvmstats_utf8_len((const unsigned char *)p);
+			n = n ? n : 1;
+			fwrite(p, 1, n, stdout);
+			p += n;
+		}
+		p = nl + 1;
+		if (nl < end)
+			putchar('\n');
+	}
+}
+
+struct watch {
+	struct wvm *w;
+	int n;
+	struct vm_proc **extra;	/* VMs found after the start */
+	int nr_extra;
+};
+
+static int known(const struct watch *ws, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (ws->w[i].p->pid == pid && !ws->w[i].gone)
+			return 1;
+	return 0;
+}
+
+/* New VMs since the last frame join the view, as kvm_stat's do. */
+static void pick_up(struct watch *ws, const struct opts *o)
+{
+	struct vm_proc *fresh, *np, **ne;
+	struct wvm *nw;
+	int i, n;
+
+	n = discover_vms(&fresh, o->pid);
+	if (n <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (known(ws, fresh[i].pid) || !vm_wanted(&fresh[i]))
+			continue;
+		np = malloc(sizeof(*np));
+		nw = realloc(ws->w, (ws->n + 1) * sizeof(*nw));
+		if (nw)
+			ws->w = nw;
+		ne = realloc(ws->extra, (ws->nr_extra + 1) * sizeof(*ne));
+		if (ne)
+			ws->extra = ne;
+		if (!np || !nw || !ne) {
+			free(np);
+			break;
+		}
+		*np = fresh[i];
+		/* Moved to np: not freed with fresh. */
+		fresh[i].vcpus = NULL;
+		fresh[i].nr_vcpus = 0;
+		fresh[i].guest = NULL;
+		fresh[i].pidfd = -1;
+		ws->extra[ws->nr_extra++] = np;
+		vm_open_stats(np, -1);
+		if (setup(&ws->w[ws->n], np))
+			break;
+		ws->n++;
+	}
+	free_vms(fresh, n);
+}
+
+static void run(struct watch *ws, const struct opts *o)
+{
+	int tty = can_clear(o), i, gone;
 	double t0 = now(), t1;
+	char *buf = NULL;
+	size_t len = 0;
 	long frame;
 
 	for (frame = 1; !stop && (!o->count || frame <= o->count); frame++) {
 		sleep_for(o->interval);
 		if (stop)
 			break;
-		for (i = 0; i < n; i++)
-			refresh_vm(&w[i]);
+		for (i = 0; i < ws->n; i++)
+			refresh_vm(&ws->w[i]);
 		t1 = now();
 		/* The previous frame's order is good enough to sort by. */
-		qsort(w, n, sizeof(*w), cmp_wvm);
-		printf(tty ? "\033[H\033[2J" : (frame > 1 ? "\n" : ""));
-		printf("kvm-statsfd watch: %d VM%s, interval %.2f s, frame %ld\n",
-		       n, n == 1 ? "" : "s", t1 - t0, frame);
-		for (i = gone = 0; i < n; i++) {
-			show_vm(&w[i], t1 - t0 > 0 ? t1 - t0 : 1e-9);
-			save_vm(&w[i]);
-			gone += w[i].gone;
+		qsort(ws->w, ws->n, sizeof(*ws->w), cmp_wvm);
+		wout = open_memstream(&buf, &len);
+		if (!wout)
+			break;
+		fprintf(wout, "kvm-statsfd watch: %d VM%s, interval %.2f s, frame %ld\n",
+			ws->n, ws->n == 1 ? "" : "s", t1 - t0, frame);
+		for (i = gone = 0; i < ws->n; i++) {
+			show_vm(&ws->w[i], t1 - t0 > 0 ? t1 - t0 : 1e-9);
+			save_vm(&ws->w[i]);
+			gone += ws->w[i].gone;
 		}
-		fflush(stdout);
+		fclose(wout);
+		wout = NULL;
+		fputs(tty ? "\033[H\033[2J" : (frame > 1 ? "\n" : ""), stdout);
+		emit(buf, len, term_width(tty));
+		free(buf);
+		buf = NULL;
+		if (fflush(stdout) || ferror(stdout))
+			break;	/* main() reports it */
 		t0 = t1;
-		if (gone == n)
+		if (!o->file)
+			pick_up(ws, o);
+		if (gone == ws->n && (o->file || o->pid))
 			break;
 	}
 }
@@ -517,41 +647,71 @@ static int file_vm(const struct opts *o, struct vm_proc **out)
 	return 1;
 }
 
+static int compile(regex_t *re, const char *pat, const char *what)
+{
+	char msg[128];
+	int ret = regcomp(re, pat, REG_EXTENDED | REG_NOSUB);
+
+	if (ret) {
+		regerror(ret, re, msg, sizeof(msg));
+		fprintf(stderr, "kvm-statsfd: %s '%s': %s\n", what, pat, msg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_watch(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	int i, n, ready = 0, opened = 0, rc = EXIT_RUNTIME;
+	struct watch ws = { 0 };
 	struct vm_proc *vms;
-	struct wvm *w;
 
+	if (o->stat_filter && compile(&stat_re, o->stat_filter, "-f"))
+		return EXIT_USAGE;
+	have_stat_re = !!o->stat_filter;
+	if (o->guest_filter && compile(&guest_re, o->guest_filter, "-g"))
+		return EXIT_USAGE;
+	have_guest_re = !!o->guest_filter;
 	n = o->file ? file_vm(o, &vms) : find_vms(o, &vms);
 	if (n < 0)
 		return EXIT_RUNTIME;
-	if (!n) {
-		fprintf(stderr, "kvm-statsfd: no KVM VMs found\n");
-		return EXIT_RUNTIME;
-	}
-	w = calloc(n, sizeof(*w));
-	for (; w && ready < n; ready++) {
+	ws.w = calloc(n ? n : 1, sizeof(*ws.w));
+	for (; ws.w && ready < n; ready++) {
+		if (!vm_wanted(&vms[ready])) {
+			vms[ready].pid = -1;	/* not shown; freed below */
+			continue;
+		}
 		if (!o->file && vm_open_stats(&vms[ready], -1))
 			fprintf(stderr, "kvm-statsfd: %s\n", vms[ready].err);
 		opened += any_open(&vms[ready]);
-		if (setup(&w[ready], &vms[ready]))
+		if (setup(&ws.w[ws.n], &vms[ready]))
 			break;
+		ws.n++;
 	}
 	if (ready < n)
 		fprintf(stderr, "kvm-statsfd: out of memory\n");
-	else if (!opened)
+	else if (n && !ws.n)
+		fprintf(stderr, "kvm-statsfd: no VM matches -g '%s'\n", o->guest_filter);
+	else if (ws.n && !opened)
 		fprintf(stderr, "kvm-statsfd: no statistics could be opened\n");
-	if (ready == n && opened) {
+	if (ready == n && (ws.n ? opened : !n && !o->file)) {
+		/* No VM yet is fine: the view waits for them, as kvm_stat does. */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		run(w, n, o);
+		run(&ws, o);
 		rc = EXIT_OK;
 	}
-	for (i = 0; i < ready; i++)
-		teardown(&w[i]);
-	free(w);
+	for (i = 0; i < ws.n; i++)
+		teardown(&ws.w[i]);
+	free(ws.w);
+	for (i = 0; i < ws.nr_extra; i++)
+		free_vms(ws.extra[i], 1);
+	free(ws.extra);
 	free_vms(vms, n);
+	if (have_stat_re)
+		regfree(&stat_re);
+	if (have_guest_re)
+		regfree(&guest_re);
 	return rc;
 }
