@@ -51,7 +51,11 @@ run_in() {
 	local dir=$1
 	shift
 	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
-	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	# /proc in a private mount namespace, gone with it: objtool reads
+	# /proc/self (7.x kernels' module links fail without it).
+	unshare --mount --propagation private \
+		sh -c 'mount -t proc proc "$1/proc" && exec chroot "$@"' sh \
+		"$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
 }
 
