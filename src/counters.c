@@ -4,20 +4,35 @@
  *
  * Lookup on the exit path is a per-CPU pointer compare (ks_vcpu_of() in
  * counters.h).  Its slow path, taken when a vCPU thread lands on another
- * CPU or runs for the first time, walks an RCU list of VMs and an xarray
- * of the VM's vCPUs; the first time a vCPU is seen it allocates that
- * vCPU's state without sleeping, so exits are counted from the first one.
- * (Both the VM and its vCPU states can also be created by the stats fd
- * before any exit.)
+ * CPU or runs for the first time, looks the VM up in a hash table and the
+ * vCPU in the VM's xarray; the first time a vCPU is seen it allocates
+ * that vCPU's state without sleeping, so exits are counted from the first
+ * one.  (Both the VM and its vCPU states can also be created by the stats
+ * fd before any exit.)
+ *
+ * kvm_userspace_exit names no vCPU.  A thread has at most one vCPU inside
+ * KVM_RUN, so each VM entry records its thread in the vCPU state, which is
+ * also hashed by thread; the userspace exit takes the state of its thread
+ * that entered the guest since the last userspace exit.
+ *
+ * Both tables have a fixed number of buckets, RCU readers and one raw
+ * writer lock: writers run in probes with interrupts disabled, where
+ * rhashtable's bucket lock is not allowed (local_bh_disable() on 6.1) and,
+ * on PREEMPT_RT, nothing may allocate.  Writes are rare: a VM's creation
+ * and destruction, a vCPU changing threads.
  *
  * A VM's state lives until KVM destroys the VM (kvm_arch_destroy_vm(),
  * watched by hook.c): then it is unlinked, every CPU's cached pointer to
  * it is cleared, and it is freed after an RCU grace period.  Stats fds
- * hold a reference on the VM, so no reader can outlive the state.
+ * hold a reference on the VM, so no reader can outlive the state.  Only
+ * the lookups of a running vCPU publish a state in the per-CPU cache: a
+ * running vCPU's VM is not being destroyed, so the destroy path cannot
+ * have passed that CPU's slot already.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hashtable.h>
 #include <linux/kvm_host.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
@@ -31,9 +46,15 @@
 
 DEFINE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
-static LIST_HEAD(ks_vms);
+/*
+ * VM states by struct kvm, vCPU states by the thread that last entered
+ * the guest with them.  Chains stay about one entry long up to a thousand
+ * VMs and four thousand vCPU threads; no walk of every VM or vCPU.
+ */
+static DEFINE_HASHTABLE(ks_vm_table, 10);
+static DEFINE_HASHTABLE(ks_tasks, 12);
 /* Raw: taken in tracepoint and ftrace context, also on PREEMPT_RT. */
-static DEFINE_RAW_SPINLOCK(ks_vms_lock);
+static DEFINE_RAW_SPINLOCK(ks_table_lock);
 
 static struct kmem_cache *ks_vm_cache, *ks_vcpu_cache;
 static struct workqueue_struct *ks_wq;
@@ -44,7 +65,7 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
 {
 	struct ks_vm *vm;
 
-	list_for_each_entry_rcu(vm, &ks_vms, node)
+	hash_for_each_possible_rcu(ks_vm_table, vm, node, (unsigned long)kvm)
 		if (vm->kvm == kvm)
 			return vm;
 	return NULL;
@@ -91,11 +112,11 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 	xa_init(&vm->vcpus);
 	INIT_RCU_WORK(&vm->free_work, ks_vm_free_work);
 
-	raw_spin_lock_irqsave(&ks_vms_lock, flags);
+	raw_spin_lock_irqsave(&ks_table_lock, flags);
 	old = ks_vm_find_rcu(kvm);
 	if (!old)
-		list_add_rcu(&vm->node, &ks_vms);
-	raw_spin_unlock_irqrestore(&ks_vms_lock, flags);
+		hash_add_rcu(ks_vm_table, &vm->node, (unsigned long)kvm);
+	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
 
 	if (old) {
 		kmem_cache_free(ks_vm_cache, vm);
@@ -119,6 +140,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 		return NULL;
 	kv->vm = vm;
 	kv->vcpu = vcpu;
+	kv->kvm = vcpu->kvm;
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
 	if (old) {
 		/* Lost a race, or no memory for the xarray node. */
@@ -133,7 +155,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 
 found:
 	/* vCPU ids are unique in a VM, so this is the same vCPU. */
-	return kv->vcpu == vcpu ? kv : NULL;
+	return kv->vcpu == vcpu && kv->kvm == vcpu->kvm ? kv : NULL;
 }
 
 /* Lookup only, never allocates. */
@@ -147,7 +169,7 @@ static struct ks_vcpu *ks_vcpu_find(struct kvm_vcpu *vcpu)
 	if (vm)
 		kv = xa_load(&vm->vcpus, vcpu->vcpu_id);
 	rcu_read_unlock();
-	return kv && kv->vcpu == vcpu ? kv : NULL;
+	return kv && kv->vcpu == vcpu && kv->kvm == vcpu->kvm ? kv : NULL;
 }
 
 struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp)
@@ -170,30 +192,64 @@ struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu)
 	else
 		kv = ks_vcpu_get(vcpu, GFP_NOWAIT);
 
+	/*
+	 * Safe to cache: @vcpu is running, so its VM holds references and
+	 * ks_vm_destroyed() cannot run for it before this probe returns.
+	 */
 	if (likely(kv))
 		__this_cpu_write(ks_last_vcpu, kv);
 	return kv;
 }
 
-struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid)
+static u32 ks_task_key(const struct task_struct *task)
 {
+	return hash_ptr(task, HASH_BITS(ks_tasks));
+}
+
+/*
+ * From the VM entry probe, on @kv's thread, when that thread is not the
+ * one @kv recorded: move @kv to @current's chain.  @kv->task is set only
+ * while @kv is on a chain.  A reader walking the old chain may follow @kv
+ * into the new one and miss the rest of the old: it then drops one
+ * userspace exit of another thread, never counts it on a wrong vCPU.
+ */
+void ks_vcpu_bind_slow(struct ks_vcpu *kv)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ks_table_lock, flags);
+	if (kv->task)
+		hash_del_rcu(&kv->task_node);
+	WRITE_ONCE(kv->task_start, current->start_time);
+	WRITE_ONCE(kv->task, current);
+	hlist_add_head_rcu(&kv->task_node, &ks_tasks[ks_task_key(current)]);
+	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
+}
+
+/*
+ * The per-CPU cache missed: another vCPU thread ran on this CPU between
+ * this thread's last VM exit and now, or this KVM_RUN never entered the
+ * guest (immediate_exit, a signal already pending, invalid input).  In the
+ * latter case no tracepoint names the vCPU, and this thread's other vCPUs
+ * are not it: count nothing.  The result is not cached: this thread's VM
+ * may be destroyed by another before the next exit re-validates it.
+ */
+struct ks_vcpu *ks_vcpu_of_current_slow(void)
+{
+	u64 start = current->start_time;
 	struct ks_vcpu *kv, *found = NULL;
-	struct ks_vm *vm;
-	unsigned long id;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(vm, &ks_vms, node) {
-		xa_for_each(&vm->vcpus, id, kv) {
-			if (READ_ONCE(kv->pid) == pid) {
-				found = kv;
-				goto out;
-			}
+	hlist_for_each_entry_rcu(kv, &ks_tasks[ks_task_key(current)],
+				 task_node) {
+		if (READ_ONCE(kv->task) == current &&
+		    READ_ONCE(kv->task_start) == start &&
+		    READ_ONCE(kv->in_run)) {
+			found = kv;
+			break;
 		}
 	}
-out:
 	rcu_read_unlock();
-	if (found)
-		__this_cpu_write(ks_last_vcpu, found);
 	return found;
 }
 
@@ -263,14 +319,20 @@ static void ks_vm_uncache(struct ks_vm *vm)
  */
 void ks_vm_destroyed(struct kvm *kvm)
 {
+	struct ks_vcpu *kv;
 	struct ks_vm *vm;
-	unsigned long flags;
+	unsigned long flags, id;
 
-	raw_spin_lock_irqsave(&ks_vms_lock, flags);
+	raw_spin_lock_irqsave(&ks_table_lock, flags);
 	vm = ks_vm_find_rcu(kvm);
-	if (vm)
-		list_del_rcu(&vm->node);
-	raw_spin_unlock_irqrestore(&ks_vms_lock, flags);
+	if (vm) {
+		hash_del_rcu(&vm->node);
+		/* No vCPU of @kvm runs: none can bind concurrently. */
+		xa_for_each(&vm->vcpus, id, kv)
+			if (kv->task)
+				hash_del_rcu(&kv->task_node);
+	}
+	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
 	if (!vm)
 		return;
 	ks_vm_uncache(vm);
@@ -320,8 +382,9 @@ int ks_counters_init(void)
  */
 void ks_counters_exit(void)
 {
-	struct ks_vm *vm, *tmp;
-	int cpu;
+	struct hlist_node *tmp;
+	struct ks_vm *vm;
+	int cpu, bkt;
 
 	/* Frees already queued by VM destruction run first. */
 	rcu_barrier();
@@ -329,8 +392,9 @@ void ks_counters_exit(void)
 		destroy_workqueue(ks_wq);
 	ks_wq = NULL;
 
-	list_for_each_entry_safe(vm, tmp, &ks_vms, node) {
-		list_del(&vm->node);
+	hash_init(ks_tasks);
+	hash_for_each_safe(ks_vm_table, bkt, tmp, vm, node) {
+		hash_del(&vm->node);
 		ks_vm_free(vm);
 	}
 	for_each_possible_cpu(cpu)

@@ -24,7 +24,6 @@
 
 #include <linux/bitops.h>
 #include <linux/kvm_host.h>
-#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
@@ -61,7 +60,7 @@ static __always_inline void ks_log_hist_add(u64 *hist, u64 value)
 static __always_inline void ks_exit_handled(struct ks_vcpu *kv, u64 now)
 {
 	struct ks_vcpu_counters *c = &kv->c;
-	u64 lat = now - kv->exit_ns;
+	u64 lat = ks_elapsed(now, kv->exit_ns);
 
 	kv->exit_ns = 0;
 	ks_log_hist_add(c->exit_latency_hist, lat);
@@ -144,18 +143,14 @@ static void ks_probe_kvm_exit(KS_KVM_EXIT_PROBE_ARGS)
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
 	u64 now = ktime_get_mono_fast_ns();
 	u32 reason, intr_info, error_code;
-	struct pid *pid;
 	u64 info1, info2;
 	u32 index;
 
 	if (unlikely(!kv))
 		return;
-	/* Which thread runs this vCPU, for the probes that get no vCPU. */
-	pid = task_pid(current);
-	if (unlikely(kv->pid != pid))
-		WRITE_ONCE(kv->pid, pid);
 	if (likely(kv->entry_ns))
-		WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns + now - kv->entry_ns);
+		WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns +
+			   ks_elapsed(now, kv->entry_ns));
 	kv->entry_ns = 0;
 	WRITE_ONCE(kv->c.in_guest, 0);
 	kv->exit_ns = now;
@@ -191,6 +186,8 @@ static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 
 	if (unlikely(!kv))
 		return;
+	/* This thread is inside KVM_RUN with it, for kvm_userspace_exit. */
+	ks_vcpu_entered(kv);
 	if (kv->exit_ns)
 		ks_exit_handled(kv, now);
 	kv->entry_ns = now;
@@ -198,30 +195,34 @@ static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 }
 
 /*
- * kvm_userspace_exit and kvm_mmio pass no vCPU.  They run on the vCPU's
- * thread, which almost always last exited on this CPU; otherwise look the
- * thread up.
+ * Fires on return from KVM_RUN, after vcpu_put(): no vCPU is passed or
+ * running.  ks_vcpu_of_current() finds the vCPU this thread entered the
+ * guest with in this KVM_RUN; a KVM_RUN that never entered is not counted.
  */
-static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
-{
-	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
-	struct pid *pid = task_pid(current);
-
-	if (likely(kv && READ_ONCE(kv->pid) == pid))
-		return kv;
-	return ks_vcpu_of_pid_slow(pid);
-}
-
 static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 {
 	struct ks_vcpu *kv = ks_vcpu_of_current();
+	u32 i;
 
 	if (unlikely(!kv))
 		return;
+	WRITE_ONCE(kv->in_run, false);
 	if (kv->exit_ns)
 		ks_exit_handled(kv, ktime_get_mono_fast_ns());
-	ks_inc(&kv->c.userspace_exits[reason < KS_USER_EXIT_OTHER ?
-				      reason : KS_USER_EXIT_OTHER]);
+	/* A VMX entry failure has no kvm_exit: the guest is not running. */
+	kv->entry_ns = 0;
+	WRITE_ONCE(kv->c.in_guest, 0);
+	/*
+	 * -EINTR is a signal (KVM_EXIT_INTR).  On any other error exit_reason
+	 * is not this return's: an older exit's, or KVM_EXIT_UNKNOWN.
+	 */
+	if (err == -EINTR)
+		i = KVM_EXIT_INTR;
+	else if (err < 0 || reason >= KS_USER_EXIT_OTHER)
+		i = KS_USER_EXIT_OTHER;
+	else
+		i = reason;
+	ks_inc(&kv->c.userspace_exits[i]);
 }
 
 static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,

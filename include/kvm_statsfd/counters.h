@@ -12,16 +12,15 @@
 #define _KVM_STATSFD_COUNTERS_H
 
 #include <linux/cache.h>
+#include <linux/kvm_host.h>
 #include <linux/list.h>
 #include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <kvm_statsfd/exit_reasons.h>
-
-struct kvm;
-struct kvm_vcpu;
 
 /* Log2 histograms of nanoseconds: bucket 0 is [0, 1), bucket i [2^(i-1), 2^i). */
 #define KS_LAT_BUCKETS		32
@@ -75,18 +74,30 @@ struct ks_vcpu {
 	 * the lookup touches anyway.
 	 */
 	struct kvm_vcpu *vcpu;
-	struct ks_vm *vm;
-	struct pid *pid;	/* thread that last ran it; compared, never used */
+	struct kvm *kvm;	/* vcpu->kvm: the cache hit checks both */
+	/*
+	 * The thread that last entered the guest with this vCPU, found again
+	 * by the probes that get no vCPU.  Compared, never dereferenced; with
+	 * its start_time, since a task_struct address is reused once freed.
+	 */
+	const struct task_struct *task;
+	u64 task_start;
 	u64 entry_ns;		/* last VM entry, 0 once exited */
 	u64 exit_ns;		/* last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
+	/* Entered the guest since the last return to userspace. */
+	bool in_run;
+
+	/* Slow path only. */
+	struct ks_vm *vm;
+	struct hlist_node task_node;	/* in ks_tasks, while task is set */
 
 	/* Written by the vCPU's thread only; cache-line separated; last. */
 	struct ks_vcpu_counters c ____cacheline_aligned;
 };
 
 struct ks_vm {
-	struct list_head node;		/* in ks_vms, RCU */
+	struct hlist_node node;		/* in ks_vm_table, RCU */
 	struct kvm *kvm;
 	struct xarray vcpus;		/* vcpu_id -> struct ks_vcpu */
 	struct rcu_work free_work;
@@ -96,25 +107,65 @@ DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
 /*
- * The vCPU state whose thread is @pid, for probes that get no vCPU.  Uses
- * ks_vcpu.pid, never kvm_vcpu: KVM frees a dying VM's vCPUs without an
- * RCU grace period after we unlink its state.
+ * The vCPU state @current has inside KVM_RUN, for probes that get no vCPU;
+ * NULL when it has entered the guest with none since its last return to
+ * userspace.  Never caches the result: see counters.c.
  */
-struct ks_vcpu *ks_vcpu_of_pid_slow(struct pid *pid);
+struct ks_vcpu *ks_vcpu_of_current_slow(void);
+/* Record that @current runs @kv (it changed threads). */
+void ks_vcpu_bind_slow(struct ks_vcpu *kv);
 
 /*
  * The exit path's lookup.  A vCPU thread mostly stays on one CPU, so the
  * last vCPU state used on this CPU almost always matches; otherwise the
- * slow path finds (or, the first time, creates) it.  Called with
- * preemption disabled (tracepoint probes are).
+ * slow path finds (or, the first time, creates) it.  The VM is compared
+ * too, so a kvm_vcpu address reused by another VM never matches.  Called
+ * with preemption disabled (tracepoint probes are).
  */
 static __always_inline struct ks_vcpu *ks_vcpu_of(struct kvm_vcpu *vcpu)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 
-	if (likely(kv && kv->vcpu == vcpu))
+	if (likely(kv && kv->vcpu == vcpu && kv->kvm == vcpu->kvm))
 		return kv;
 	return ks_vcpu_of_slow(vcpu);
+}
+
+/*
+ * At each VM entry: @current is inside KVM_RUN with @kv.  The thread
+ * running a vCPU rarely changes, so this is two compares and a store.
+ */
+static __always_inline void ks_vcpu_entered(struct ks_vcpu *kv)
+{
+	if (unlikely(kv->task != current ||
+		     kv->task_start != current->start_time))
+		ks_vcpu_bind_slow(kv);
+	WRITE_ONCE(kv->in_run, true);
+}
+
+/*
+ * For probes that get no vCPU (kvm_userspace_exit): @current's vCPU state
+ * inside KVM_RUN.  It almost always exited last on this CPU.
+ */
+static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
+{
+	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
+
+	if (likely(kv && READ_ONCE(kv->in_run) &&
+		   READ_ONCE(kv->task) == current &&
+		   READ_ONCE(kv->task_start) == current->start_time))
+		return kv;
+	return ks_vcpu_of_current_slow();
+}
+
+/*
+ * @now - @then for two ktime_get_mono_fast_ns() reads, or 0 when the
+ * clock stepped back between them (it may, across CPUs or around an NTP
+ * update): never a negative interval read as a huge one.
+ */
+static __always_inline u64 ks_elapsed(u64 now, u64 then)
+{
+	return likely(now >= then) ? now - then : 0;
 }
 
 /* Single-writer increment: readers may load it concurrently. */
