@@ -34,6 +34,7 @@
 #include "metrics.h"
 
 #define NAME_MAX_LEN	256
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum kind {
 	K_INFO,		/* kvm_vm_info */
@@ -458,13 +459,14 @@ static void put_label_value(FILE *f, const char *v)
 	int n;
 
 	while (*s) {
+		n = kvmstats_utf8_len(s);
 		if (*s == '\\' || *s == '"') {
 			fputc('\\', f);
 			fputc(*s++, f);
 		} else if (*s == '\n') {
 			fputs("\\n", f);
 			s++;
-		} else if ((n = kvmstats_utf8_len(s))) {
+		} else if (n) {
 			fwrite(s, 1, n, f);
 			s += n;
 		} else {
@@ -747,10 +749,10 @@ int prom_parse_groups(const char *arg, unsigned int *groups)
 	for (; *p; p = *e ? e + 1 : e) {
 		e = strchrnul(p, ',');
 		n = (size_t)(e - p);
-		for (i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(g); i++)
 			if (strlen(g[i].name) == n && !memcmp(g[i].name, p, n))
 				break;
-		if (i == sizeof(g) / sizeof(g[0]))
+		if (i == ARRAY_SIZE(g))
 			return -1;
 		mask |= g[i].mask;
 	}

@@ -69,8 +69,8 @@ struct prom_result {
 
 /*
  * Write the exposition of the stats of every VM (and with o->vcpu of every
- * vCPU) in the groups o->groups, plus a kvm_vm_info series per VM, to f.  Families are grouped as the format
- * requires (one HELP/TYPE each); stats are read from the kvmstats' data
+ * vCPU) in the groups o->groups, plus a kvm_vm_info series per VM, to f.
+ * Families are grouped as the format requires (one HELP/TYPE each); stats are read from the kvmstats' data
  * as they are: refresh them first.  Returns 0, or -ENOMEM.
  */
 int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,

@@ -166,7 +166,10 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
  * uapi constants themselves: whatever <linux/kvm.h> the tools are built
  * against defines is named, the rest is "KVM_EXIT_<n>".
  */
-#define KVM_EXIT_NAME(x)	[x] = #x
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define KVM_EXIT_NAME(x)	[(x)] = #x
 static const char *const kvm_exit_names[] = {
 	KVM_EXIT_NAME(KVM_EXIT_UNKNOWN),
 	KVM_EXIT_NAME(KVM_EXIT_EXCEPTION),
@@ -250,7 +253,7 @@ int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,
 	/* The last bucket counts every reason past the others. */
 	if (i == d->size - 1u)
 		return snprintf(buf, len, "other");
-	if (i < sizeof(kvm_exit_names) / sizeof(kvm_exit_names[0]) &&
+	if (i < ARRAY_SIZE(kvm_exit_names) &&
 	    kvm_exit_names[i])
 		return snprintf(buf, len, "%s", kvm_exit_names[i]);
 	return snprintf(buf, len, "KVM_EXIT_%u", i);
