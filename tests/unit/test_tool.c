@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <asm/svm.h>
+#include <asm/vmx.h>
+
 #include "discover.h"
+#include "kvm_statsfd/uapi.h"
 #include "image.h"
 #include "json.h"
 #include "output.h"
@@ -273,6 +277,60 @@ static void test_exit_reasons(void)
 	img_free(&im);
 }
 
+/*
+ * The kernel's own exit-reason tables (linux-libc-dev's <asm/svm.h> and
+ * <asm/vmx.h>): every code they list that uapi.h's map gives a bucket of
+ * its own is named there, not left as "code_0x..."/"reason_N".  A code a
+ * newer kernel adds fails this until it is named.
+ */
+static void test_uapi_exit_tables(void)
+{
+	static const struct { unsigned long long code; const char *kname; } svm[] = {
+		SVM_EXIT_REASONS
+	}, vmx[] = {
+		VMX_EXIT_REASONS
+	};
+	struct kvmstats_desc d = {
+		.type = KVM_STATS_TYPE_LINEAR_HIST, .bucket_size = 1,
+	};
+	unsigned int i, idx, checked = 0, unnamed = 0;
+	char name[64];
+
+	d.name = KVM_STATSFD_EXIT_STAT_SVM;
+	d.size = KVM_STATSFD_SVM_BUCKETS;
+	for (i = 0; i < sizeof(svm) / sizeof(svm[0]); i++) {
+		if (svm[i].code > 0xffffffffull)
+			continue;	/* SVM_EXIT_ERR: "other" by definition */
+		idx = kvm_statsfd_svm_index((unsigned int)svm[i].code);
+		if (idx == KVM_STATSFD_SVM_OTHER)
+			continue;
+		checked++;
+		kvmstats_exit_reason_name(&d, idx, name, sizeof(name));
+		if (!strncmp(name, "code_", 5) || kvm_statsfd_svm_code(idx) != (long)svm[i].code) {
+			unnamed++;
+			tap_diag("SVM exit %#llx (%s): bucket %u named '%s'", svm[i].code,
+				 svm[i].kname, idx, name);
+		}
+	}
+	d.name = KVM_STATSFD_EXIT_STAT_VMX;
+	d.size = KVM_STATSFD_VMX_BUCKETS;
+	for (i = 0; i < sizeof(vmx) / sizeof(vmx[0]); i++) {
+		idx = kvm_statsfd_vmx_index((unsigned int)vmx[i].code);
+		if (idx == KVM_STATSFD_VMX_OTHER)
+			continue;
+		checked++;
+		kvmstats_exit_reason_name(&d, idx, name, sizeof(name));
+		if (!strncmp(name, "reason_", 7)) {
+			unnamed++;
+			tap_diag("VMX exit %llu (%s): bucket %u named '%s'", vmx[i].code,
+				 vmx[i].kname, idx, name);
+		}
+	}
+	ok(checked > 100 && !unnamed,
+	   "exit names: all %u codes of the kernel's SVM_EXIT_REASONS/VMX_EXIT_REASONS with a bucket are named (%u not)",
+	   checked, unnamed);
+}
+
 /* Nothing a process or a stats file names may reach a terminal raw. */
 static void test_term_safe(void)
 {
@@ -302,6 +360,7 @@ static void test_term_safe(void)
 
 void test_tool(void)
 {
+	test_uapi_exit_tables();
 	test_term_safe();
 	test_json();
 	test_guest();

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kvm_statsfd/uapi.h"
 #include "kvmstats.h"
 
-#define SVM_BUCKETS	181
-#define SVM_OTHER	180
-#define VMX_BUCKETS	81
-#define VMX_OTHER	80
+/* The bucket <-> code map is uapi.h's alone. */
+#define SVM_BUCKETS	KVM_STATSFD_SVM_BUCKETS
+#define SVM_OTHER	KVM_STATSFD_SVM_OTHER
+#define VMX_BUCKETS	KVM_STATSFD_VMX_BUCKETS
+#define VMX_OTHER	KVM_STATSFD_VMX_OTHER
 
 /* Indexes 0x60 and up that have a name; 0x00-0x5f are generated. */
 static const char *const svm_high[] = {
@@ -48,10 +50,11 @@ static const char *const svm_high[] = {
 	[0xa2] = "invpcid",		[0xa3] = "mcommit",
 	[0xa4] = "tlbsync",		[0xa5] = "bus_lock",
 	[0xa6] = "idle_hlt",
-	[0xb0] = "npf",			[0xb1] = "avic_incomplete_ipi",
-	[0xb2] = "avic_unaccelerated_access",
-	[0xb3] = "vmgexit",
-	[SVM_OTHER] = "other",
+};
+
+/* Codes from KVM_STATSFD_SVM_HIGH_BASE (0x400) on. */
+static const char *const svm_high_codes[KVM_STATSFD_SVM_HIGH_COUNT] = {
+	"npf", "avic_incomplete_ipi", "avic_unaccelerated_access", "vmgexit",
 };
 
 /* Exception intercepts 0x40 + vector: the vector's usual mnemonic. */
@@ -63,7 +66,7 @@ static const char *const x86_vectors[32] = {
 	[28] = "hv", [29] = "vc", [30] = "sx",
 };
 
-static const char *const vmx_names[VMX_BUCKETS] = {
+static const char *const vmx_names[VMX_OTHER] = {
 	[0] = "exception_nmi",		[1] = "external_interrupt",
 	[2] = "triple_fault",		[3] = "init_signal",
 	[4] = "sipi_signal",		[7] = "interrupt_window",
@@ -96,46 +99,53 @@ static const char *const vmx_names[VMX_BUCKETS] = {
 	[63] = "xsaves",		[64] = "xrstors",
 	[67] = "umwait",		[68] = "tpause",
 	[74] = "bus_lock",		[75] = "notify",
-	[VMX_OTHER] = "other",
 };
 
+/* Name of the SVM exit code of bucket i (uapi.h's map). */
 static int svm_name(unsigned int i, char *buf, size_t len)
 {
-	if (i < 0x40) {
+	long code = kvm_statsfd_svm_code(i);
+
+	if (code < 0)
+		return i == SVM_OTHER ? snprintf(buf, len, "other") : -1;
+	if (code >= KVM_STATSFD_SVM_HIGH_BASE)
+		return snprintf(buf, len, "%s",
+				svm_high_codes[code - KVM_STATSFD_SVM_HIGH_BASE]);
+	if (code < 0x40) {
 		/* 0x00-0x0f read_crN, 0x10 write_crN, 0x20 read_drN, 0x30 write_drN */
-		return snprintf(buf, len, "%s_%s%u", (i & 0x10) ? "write" : "read",
-				(i & 0x20) ? "dr" : "cr", i & 0xf);
+		return snprintf(buf, len, "%s_%s%ld", (code & 0x10) ? "write" : "read",
+				(code & 0x20) ? "dr" : "cr", code & 0xf);
 	}
-	if (i < 0x60) {
-		if (x86_vectors[i - 0x40])
-			return snprintf(buf, len, "excp_%s", x86_vectors[i - 0x40]);
-		return snprintf(buf, len, "excp_%u", i - 0x40);
+	if (code < 0x60) {
+		if (x86_vectors[code - 0x40])
+			return snprintf(buf, len, "excp_%s", x86_vectors[code - 0x40]);
+		return snprintf(buf, len, "excp_%ld", code - 0x40);
 	}
-	if (i >= 0x90 && i <= 0x9f)
-		return snprintf(buf, len, "cr%u_write_trap", i - 0x90);
-	if (i < SVM_BUCKETS && svm_high[i])
-		return snprintf(buf, len, "%s", svm_high[i]);
-	if (i < SVM_OTHER)
-		return snprintf(buf, len, "code_0x%03x", i < 0xb0 ? i : 0x400 + i - 0xb0);
-	return -1;
+	if (code >= 0x90 && code <= 0x9f)
+		return snprintf(buf, len, "cr%ld_write_trap", code - 0x90);
+	if ((size_t)code < sizeof(svm_high) / sizeof(svm_high[0]) && svm_high[code])
+		return snprintf(buf, len, "%s", svm_high[code]);
+	return snprintf(buf, len, "code_0x%03lx", code);
 }
 
 static int vmx_name(unsigned int i, char *buf, size_t len)
 {
-	if (i < VMX_BUCKETS && vmx_names[i])
-		return snprintf(buf, len, "%s", vmx_names[i]);
-	if (i < VMX_OTHER)
-		return snprintf(buf, len, "reason_%u", i);
-	return -1;
+	long code = kvm_statsfd_vmx_code(i);
+
+	if (code < 0)
+		return i == VMX_OTHER ? snprintf(buf, len, "other") : -1;
+	if (vmx_names[code])
+		return snprintf(buf, len, "%s", vmx_names[code]);
+	return snprintf(buf, len, "reason_%ld", code);
 }
 
 int kvmstats_exit_reason_kind(const struct kvmstats_desc *d)
 {
 	if (!d || d->type != KVM_STATS_TYPE_LINEAR_HIST || d->bucket_size != 1)
 		return KVMSTATS_EXIT_NONE;
-	if (!strcmp(d->name, "exit_reasons_svm") && d->size == SVM_BUCKETS)
+	if (!strcmp(d->name, KVM_STATSFD_EXIT_STAT_SVM) && d->size == SVM_BUCKETS)
 		return KVMSTATS_EXIT_SVM;
-	if (!strcmp(d->name, "exit_reasons_vmx") && d->size == VMX_BUCKETS)
+	if (!strcmp(d->name, KVM_STATSFD_EXIT_STAT_VMX) && d->size == VMX_BUCKETS)
 		return KVMSTATS_EXIT_VMX;
 	return KVMSTATS_EXIT_NONE;
 }
