@@ -10,8 +10,8 @@
  * Measured, reported and bounded: the render time and output size of a
  * default scrape (VM-wide series, default groups) and of the most
  * expensive one (--vcpu --collect all), and the process's peak memory.
- * Budgets are about 5 times what a 2-core CI machine measures
- * (Documentation/exporter.rst, "Scale").
+ * Budgets are in CPU time, several times what a 2-core CI machine
+ * measures (Documentation/exporter.rst, "Scale").
  *
  * Prints TAP; the last line is "N passed, N failed".
  */
@@ -87,11 +87,15 @@ static void make_stats(void)
 	add("mmio_reads", T(CUMULATIVE) | U(NONE), 0, 1, 0);
 }
 
+/*
+ * CPU time of this process: the budgets hold on a machine busy with other
+ * work too (make check runs guests beside the host tests).
+ */
 static double now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -173,7 +177,7 @@ int main(void)
 	rss = maxrss_mb();
 	ok(!ret, "default scrape of %d VMs renders: %lu series, %zu KB", NR_VMS,
 	   res.samples, len / 1024);
-	ok(ms < DEFAULT_MS, "default scrape renders within %d ms (%.0f ms)",
+	ok(ms < DEFAULT_MS, "default scrape renders within %d ms of CPU (%.0f ms)",
 	   DEFAULT_MS, ms);
 	ok(rss < DEFAULT_MAXRSS_MB, "peak memory %ld MB (budget %d MB)", rss,
 	   DEFAULT_MAXRSS_MB);
@@ -197,7 +201,7 @@ int main(void)
 	rss = maxrss_mb();
 	ok(!ret, "--vcpu --collect all over %d vCPUs renders: %lu series, %zu MB",
 	   NR_VMS * VCPUS_PER_VM, res.samples, counted >> 20);
-	ok(ms < FULL_MS, "... within %d ms (%.0f ms)", FULL_MS, ms);
+	ok(ms < FULL_MS, "... within %d ms of CPU (%.0f ms)", FULL_MS, ms);
 	ok(rss < FULL_MAXRSS_MB, "... peak memory %ld MB (budget %d MB, the text not kept)",
 	   rss, FULL_MAXRSS_MB);
 
