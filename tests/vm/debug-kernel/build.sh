@@ -28,6 +28,10 @@ FORMAT=1
 log() { echo "  [debug-kernel] $*" >&2; }
 
 mkdir -p "$CACHE/debs" "$CACHE/debug-kernel"
+# One build at a time: make check starts one early, and its lane (or a
+# make stress) waits here for it rather than building the same tree.
+exec 9> "$CACHE/debug-kernel/.lock"
+flock 9
 if ! ls "$CACHE/debs/${PKG}_"*.deb >/dev/null 2>&1; then
 	log "downloading $PKG (about 150 MB, once)"
 	(cd "$CACHE/debs" && apt-get download -q "$PKG" 2>&1 |
@@ -57,6 +61,8 @@ root="$CACHE/debug-kernel/$rel-$key"
 obj="$root/usr/src/linux-headers-$rel"
 
 if [ -f "$root/.built" ]; then
+	# guest_cmdline (lib.sh) reads it, as in a Debian image.
+	[ -f "$root/boot/config-$rel" ] || cp "$obj/.config" "$root/boot/config-$rel"
 	echo "$SERIES $rel $root"
 	exit 0
 fi
@@ -103,6 +109,7 @@ rm -rf "${root:?}/lib"
 kmake -s INSTALL_MOD_PATH="$root" modules_install >> "$root/build.log" 2>&1
 mkdir -p "$root/boot"
 cp "$obj/arch/x86/boot/bzImage" "$root/boot/vmlinuz-$rel"
+cp "$obj/.config" "$root/boot/config-$rel"
 log "built $rel in $(( $(date +%s) - start )) s"
 touch "$root/.built"
 echo "$SERIES $rel $root"

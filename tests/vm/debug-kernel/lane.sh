@@ -71,19 +71,25 @@ if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 fi
 
 step "[$SERIES] booting $rel: selftests (slow: KASAN and lockdep under TCG)"
+cmdline=$(guest_cmdline "$rel" "$root")
 t0=$(date +%s)
-"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/tests" test
+# shellcheck disable=SC2086 # the command line is a list of words
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/tests" test \
+	$cmdline
 echo "$(( $(date +%s) - t0 ))" > "$out/tests/seconds"
 step "[$SERIES] rig self-test: each detector must fail the run"
 # Without panic_on_warn, so that every fault gets its turn and the guest
 # still reports its kernel log and kmemleak's findings.
+# shellcheck disable=SC2086
 "$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/detect" \
-	detect panic_on_warn=0
+	detect $cmdline panic_on_warn=0
+# shellcheck disable=SC2086
 "$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/detect-bug" \
-	detect-bug
+	detect-bug $cmdline
 step "[$SERIES] guest runs finished"
 
-"$TOP/tests/vm/judge.sh" "$out/tests" "[$SERIES]"
+# The manifest's programs, case counts and expected skips hold here too.
+"$TOP/tests/vm/judge.sh" "$out/tests" "[$SERIES]" "$SERIES"
 read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
 if "$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt" \
