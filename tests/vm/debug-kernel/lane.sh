@@ -18,7 +18,7 @@ set -uo pipefail
 
 out=$1
 SERIES=6.12-debug
-export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-1500}
+export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-2400}
 export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
 passed=0 failed=0 skipped=0
 mkdir -p "$out"
