@@ -11,7 +11,8 @@
 #     (tools/exporter/grafana, tools/exporter/prometheus) is in it;
 #  3. a real Prometheus (Debian's) scrapes it, replayed over loopback by
 #     busybox httpd (the guest has no network), and PromQL queries return
-#     the values the scrape holds.
+#     the values the scrape holds; the same Prometheus scrapes a live
+#     exporter on this host (no VMs here: its own metrics), gzip and all.
 #
 # Exit 0 if all hold; what failed on stdout otherwise.
 set -uo pipefail
@@ -54,6 +55,11 @@ free_port() {
 }
 hp=$(free_port 19900)
 pp=$(free_port $((hp + 1)))
+ep=$(free_port $((pp + 1)))
+make -s -C "$TOP/tools" O="$T/tools" "$T/tools/kvm-statsfd-exporter" > "$T/build.log" 2>&1 ||
+	{ cat "$T/build.log"; exit 1; }
+"$T/tools/kvm-statsfd-exporter" --listen "127.0.0.1:$ep" --libvirt-dir '' 2> "$T/exp.log" &
+pids="$pids $!"
 mkdir -p "$T/www"
 printf '%s\n' "$body" > "$T/www/metrics"
 busybox httpd -f -p "127.0.0.1:$hp" -h "$T/www" &
@@ -65,6 +71,9 @@ scrape_configs:
   - job_name: kvm-statsfd
     static_configs:
       - targets: ['127.0.0.1:$hp']
+  - job_name: live
+    static_configs:
+      - targets: ['127.0.0.1:$ep']
 EOF
 t0=$(date +%s.%N)
 prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
@@ -88,11 +97,22 @@ for _ in $(seq 1 60); do
 done
 t1=$(date +%s.%N)
 n=$(query 'count(kvm_vm_exits_by_reason_total)')
+live=
+for _ in $(seq 1 20); do
+	live=$(query 'kvm_exporter_build_info%7Bjob=%22live%22%7D')
+	[ -n "$live" ] && break
+	sleep 0.5
+done
+if [ "$live" != 1 ]; then
+	echo "Prometheus: kvm_exporter_build_info of the live exporter is '$live', want 1"
+	query 'up' ; tail -n 20 "$T/prom.log" "$T/exp.log"
+	exit 1
+fi
 if [ -z "$want" ] || [ "$got" != "$want" ] || [ "$n" != "$reasons" ]; then
 	echo "Prometheus: kvm_vm_io_out_exits_total$lbl = '$got', the scrape says '$want';"
 	echo "count(kvm_vm_exits_by_reason_total) = '$n', the scrape has $reasons"
 	tail -n 20 "$T/prom.log"
 	exit 1
 fi
-echo "Prometheus read kvm_vm_io_out_exits_total$lbl = $got and $n exit-reason series" \
+echo "Prometheus read kvm_vm_io_out_exits_total$lbl = $got, $n exit-reason series and the live exporter's build_info" \
 	"($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s from start)"
