@@ -266,9 +266,14 @@ int exporter_scrape(struct exporter *e, FILE *f)
 
 		if (!all_open(&v->p, e->opts.vcpu)) {
 			ret = vm_open_stats(&v->p, e->opts.vcpu ? -1 : VM_STATS_ONLY);
+			/*
+			 * A VM whose stats cannot be opened (KVM refusing an
+			 * outsider, no stats fd to borrow) stays so: one
+			 * error per VM, not one per scrape.
+			 */
 			if (ret && is_race(v, ret)) {
 				e->races++;
-			} else if (ret) {
+			} else if (ret && !v->reported) {
 				e->errors++;
 				report(v);
 			}
