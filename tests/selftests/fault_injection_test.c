@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Failed allocations, on purpose, everywhere the module allocates at run
+ * time: the stats fd (its file, the VM and vCPU state behind it) and the
+ * exit path (state created at a vCPU's first exit).
+ *
+ * The kernel's fault injection does the failing: /proc/thread-self/fail-nth
+ * makes the Nth fault point this thread reaches fail (failslab,
+ * fail_page_alloc).  For N = 1, 2, ... until the call goes through with the
+ * fault unused, every allocation on the path fails once, in turn.  Each
+ * failure must give a clear errno, leak nothing (no fd, no module object),
+ * and leave the module working: the next call succeeds and counting
+ * resumes.  The judge fails the run on any splat; kmemleak (on the debug
+ * kernel) sees leaks of memory that is not ours to count.
+ *
+ * Needs a kernel with CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB (the rig's
+ * debug kernel); elsewhere it skips, an expected skip (tests/vm/manifest).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "ks_harness.h"
+#include "ks_util.h"
+
+/* More fault points than any path of ours reaches. */
+#define MAX_NTH		200
+#define FAILSLAB	"/sys/kernel/debug/failslab/"
+#define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc/"
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* Arm the Nth fault point of this thread. */
+static int fail_nth_set(int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	return write_str("/proc/thread-self/fail-nth", buf);
+}
+
+/* 0 once the armed fault was used, else what is left of N. */
+static int fail_nth_left(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/thread-self/fail-nth", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = '\0';
+	close(fd);
+	return atoi(buf);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * Sleeping allocations fail too (the default spares them), and quietly:
+ * the injector's own stack traces would read as splats to the judge.
+ */
+static int fault_injection_setup(void)
+{
+	static const char *const files[][2] = {
+		{ FAILSLAB "ignore-gfp-wait", "N" },
+		{ FAILSLAB "verbose", "0" },
+		{ FAIL_PAGE "ignore-gfp-wait", "N" },
+		{ FAIL_PAGE "ignore-gfp-highmem", "N" },
+		{ FAIL_PAGE "verbose", "0" },
+	};
+	unsigned int i;
+	int ret;
+
+	if (access("/proc/thread-self/fail-nth", W_OK) ||
+	    access(FAILSLAB "ignore-gfp-wait", W_OK))
+		return -ENOENT;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		ret = write_str(files[i][0], files[i][1]);
+		if (ret && strncmp(files[i][0], FAIL_PAGE, strlen(FAIL_PAGE)))
+			return ret;
+	}
+	return 0;
+}
+
+/* Only our state caches fail (KVM's own first run allocates a lot). */
+static int only_our_caches(int on)
+{
+	static const char *const caches[] = {
+		"/sys/kernel/slab/kvm_statsfd_vm/failslab",
+		"/sys/kernel/slab/kvm_statsfd_vcpu/failslab",
+	};
+	unsigned int i;
+	int ret;
+
+	ret = write_str(FAILSLAB "cache-filter", on ? "Y" : "N");
+	for (i = 0; !ret && i < 2; i++)
+		ret = write_str(caches[i], on ? "1" : "0");
+	/* Page allocations of no order are considered: none consume N. */
+	if (!ret)
+		ret = write_str(FAIL_PAGE "min-order", on ? "20" : "1");
+	return ret;
+}
+
+/* Guest code: 20 CPUIDs, then OUT; a second KVM_RUN does it again. */
+static const unsigned int seg_cpuid[] = { 20, 20 };
+
+FIXTURE(fault) {
+	struct ks_module_state mod;
+	struct ks_exit_codes ec;
+	unsigned char code[128];
+	size_t code_len;
+	int ready;
+};
+
+FIXTURE_SETUP(fault)
+{
+	int ret;
+
+	KS_SETUP_MODULE(&self->mod, "superset");
+	ret = fault_injection_setup();
+	if (ret)
+		SKIP(return, "no fault injection in this kernel (CONFIG_FAILSLAB, debugfs): %s",
+		     strerror(-ret));
+	ks_host_exit_codes(&self->ec);
+	self->code_len = ks_code_cpuid_segments(self->code, sizeof(self->code),
+						seg_cpuid, 2);
+	ASSERT_NE(0, self->code_len);
+	self->ready = 1;
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	int ret;
+
+	fail_nth_set(0);
+	if (self->ready)
+		only_our_caches(0);
+	ks_close_from(3);
+	ret = ks_module_restore(&self->mod);
+	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+}
+
+#define NEED_SETUP() do { if (!self->ready) return; } while (0)
+
+/*
+ * KVM_GET_STATS_FD on a VM (@vcpu_file 0) or vCPU file of a fresh VM each
+ * time, with its Nth allocation failing, for every N.
+ */
+static void stats_fd_faults(struct __test_metadata *_metadata,
+			    struct _test_data_fault *self, int vcpu_file)
+{
+	long files0 = ks_objects_read("files");
+	long vms0 = ks_objects_read("vms");
+	int n, fd, err, left, fds0, failed = 0;
+
+	for (n = 1; n <= MAX_NTH; n++) {
+		struct ks_vm vm;
+		int target;
+
+		ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+		target = vcpu_file ? vm.vcpu[0].fd : vm.fd;
+		fds0 = count_fds();
+		ASSERT_EQ(0, fail_nth_set(n));
+		fd = ioctl(target, KVM_GET_STATS_FD, 0);
+		err = errno;
+		left = fail_nth_left();
+		fail_nth_set(0);
+
+		if (fd < 0) {
+			EXPECT_EQ(0, left) TH_LOG("fault %d unused, yet: %s", n,
+						  strerror(err));
+			EXPECT_TRUE(err == ENOMEM || err == ENFILE)
+				TH_LOG("fault %d: errno %d (%s)", n, err,
+				       strerror(err));
+			EXPECT_EQ(fds0, count_fds()) TH_LOG("fault %d leaked an fd", n);
+			failed++;
+			/* Nothing half-made stays behind: a retry works. */
+			fd = ioctl(target, KVM_GET_STATS_FD, 0);
+			ASSERT_LE(0, fd) TH_LOG("retry after fault %d: %s", n,
+						strerror(errno));
+		}
+		{
+			char id[64] = "";
+
+			EXPECT_EQ(0, ks_pread_exact(fd, id, 48, 24))
+				TH_LOG("reading the fd made after fault %d", n);
+			EXPECT_EQ(0, strncmp(id, "kvm-", 4));
+		}
+		close(fd);
+		ks_vm_destroy(&vm);
+		if (left)	/* the path has fewer than n fault points */
+			break;
+	}
+	EXPECT_GE(MAX_NTH, n) TH_LOG("more than %d fault points?", MAX_NTH);
+	EXPECT_LT(0, failed) TH_LOG("no fault ever hit the ioctl");
+	TH_LOG("%s stats fd: %d fault points, %d failed the ioctl",
+	       vcpu_file ? "vCPU" : "VM", n - 1, failed);
+	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, 5000));
+	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+}
+
+TEST_F(fault, vm_stats_fd_every_allocation)
+{
+	NEED_SETUP();
+	stats_fd_faults(_metadata, self, 0);
+}
+
+TEST_F(fault, vcpu_stats_fd_every_allocation)
+{
+	NEED_SETUP();
+	stats_fd_faults(_metadata, self, 1);
+}
+
+/* Module exit-reason exits of a vCPU stats fd, and the native "exits". */
+static void exit_counts(struct __test_metadata *_metadata, int stats_fd,
+			const char *stat, unsigned int buckets, uint64_t *own,
+			uint64_t *native)
+{
+	uint64_t v[256];
+	unsigned int i;
+	int ret;
+
+	ret = ks_stat_read(stats_fd, stat, v, buckets, NULL, 0);
+	ASSERT_EQ((int)buckets, ret);
+	*own = 0;
+	for (i = 0; i < buckets; i++)
+		*own += v[i];
+	ASSERT_EQ(1, ks_stat_read(stats_fd, "exits", native, 1, NULL, 0));
+}
+
+/*
+ * A vCPU's state is made the first time a probe sees it (its first VM
+ * entry), without sleeping.  With each of the module's state allocations
+ * of the first KVM_RUN failing in turn, KVM_RUN works and no exit goes
+ * uncounted: the failed allocation costs that entry's timing only, the
+ * next probe makes the state.  The next run is counted exactly.
+ */
+TEST_F_TIMEOUT(fault, exit_path_every_allocation, 300)
+{
+	int n, left, r, consumed = 0;
+
+	NEED_SETUP();
+	if (ks_kernel_is_rt())
+		SKIP(return, "PREEMPT_RT: the exit path never allocates");
+	r = only_our_caches(1);
+	ASSERT_EQ(0, r) TH_LOG("failslab cache filter: %s", strerror(-r));
+	for (n = 1; n <= MAX_NTH; n++) {
+		uint64_t own1, nat1, own2, nat2;
+		struct ks_vm vm;
+		int sfd;
+
+		ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+		ASSERT_EQ(0, fail_nth_set(n));
+		r = ks_vcpu_run(&vm.vcpu[0]);
+		left = fail_nth_left();
+		fail_nth_set(0);
+		consumed += !left;
+		EXPECT_EQ(KVM_EXIT_IO, r) TH_LOG("fault %d: %s", n,
+						 r < 0 ? strerror(-r) : "exit");
+		sfd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+		ASSERT_LE(0, sfd) TH_LOG("after fault %d: %s", n, strerror(errno));
+		exit_counts(_metadata, sfd, self->ec.stat, self->ec.buckets,
+			    &own1, &nat1);
+		EXPECT_EQ(nat1, own1) TH_LOG("fault %d: %llu of %llu exits counted",
+					     n, (unsigned long long)own1,
+					     (unsigned long long)nat1);
+		/* Counting goes on: the next run is counted exactly. */
+		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+		exit_counts(_metadata, sfd, self->ec.stat, self->ec.buckets,
+			    &own2, &nat2);
+		EXPECT_EQ(nat2 - nat1, own2 - own1) TH_LOG("fault %d", n);
+		close(sfd);
+		ks_vm_destroy(&vm);
+		if (left)
+			break;
+	}
+	only_our_caches(0);
+	EXPECT_GE(MAX_NTH, n);
+	EXPECT_LT(0, consumed) TH_LOG("no fault ever hit the module's state");
+	TH_LOG("first KVM_RUN: %d state allocations, each failed once", consumed);
+}
+
+TEST_HARNESS_MAIN
