@@ -504,6 +504,58 @@ int ks_kernel_is_rt(void)
 	return rt == 1;
 }
 
+#ifndef KVM_CAP_BINARY_STATS_FD
+#define KVM_CAP_BINARY_STATS_FD 203
+#endif
+
+int ks_native_binary_stats(void)
+{
+	static int cached = -1;
+	struct ks_module_state st;
+	int fd, ret;
+
+	if (cached >= 0)
+		return cached;
+	ks_module_save(&st);
+	if (st.was_loaded) {
+		ret = ks_module_unload_wait(5000);
+		if (ret)
+			return ret;
+	}
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = fd < 0 ? -errno : ioctl(fd, KVM_CHECK_EXTENSION,
+				      KVM_CAP_BINARY_STATS_FD);
+	if (fd >= 0 && ret < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (st.was_loaded) {
+		int r = ks_module_restore(&st);
+
+		if (r && ret >= 0)
+			ret = r;
+	}
+	if (ret >= 0)
+		cached = ret > 0;
+	return ret < 0 ? ret : cached;
+}
+
+int ks_debugfs_vm_stat(const struct ks_vm *vm, const char *name,
+		       uint64_t *val)
+{
+	char path[256], buf[64], *end;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/%s",
+		 getpid(), vm->fd, name);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	errno = 0;
+	*val = strtoull(buf, &end, 10);
+	return end == buf || *end || errno ? -EINVAL : 0;
+}
+
 int ks_send_fds(int sock, const int *fds, int n)
 {
 	char cbuf[CMSG_SPACE(KS_MAX_PASS_FDS * sizeof(int))] = { 0 };

@@ -141,6 +141,23 @@ long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
  */
 int ks_kernel_is_rt(void);
 
+/*
+ * What the kernel itself answers to KVM_CHECK_EXTENSION(
+ * KVM_CAP_BINARY_STATS_FD) on /dev/kvm, without kvm_statsfd (which makes
+ * it 1): asked while the module is not loaded; if it is, it is unloaded
+ * for the question and loaded back in its mode.  1 when the kernel has
+ * binary stats fds of its own (5.14+), 0 when not, or -errno.  Cached.
+ */
+int ks_native_binary_stats(void);
+
+/*
+ * The kernel's debugfs value of stat @name of a VM this process created
+ * (/sys/kernel/debug/kvm/<pid>-<vm fd>/<name>: a VM stat, or a vCPU stat
+ * summed over the VM's vCPUs).  0 or -errno.
+ */
+int ks_debugfs_vm_stat(const struct ks_vm *vm, const char *name,
+		       uint64_t *val);
+
 /* Pass up to KS_MAX_PASS_FDS fds over a unix socket (SCM_RIGHTS). */
 #define KS_MAX_PASS_FDS	8
 int ks_send_fds(int sock, const int *fds, int n);

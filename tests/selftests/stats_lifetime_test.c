@@ -7,6 +7,12 @@
  * and KVM answers natively again after it; the module loaded while a VM
  * exists (stopped, or running) counts that VM's exits from then on; several
  * threads asking for the same vCPU's fd at once get one shared state.
+ *
+ * "KVM's own" stats are its stats fd where the kernel has one (asked with
+ * KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD) without the module), and
+ * its debugfs where not (5.10: the VM's sums, exact for a vCPU that runs
+ * alone); there KVM's own answer to KVM_GET_STATS_FD is ENOTTY on a VM fd
+ * and EINVAL on a vCPU fd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,6 +90,50 @@ static uint64_t stat1(struct __test_metadata *_metadata, int fd,
 	int ret = ks_stat_read(fd, name, &v, 1, err, sizeof(err));
 
 	EXPECT_LT(0, ret) TH_LOG("%s: %s", name, err);
+	return v;
+}
+
+#ifndef KVM_CAP_BINARY_STATS_FD
+#define KVM_CAP_BINARY_STATS_FD 203
+#endif
+
+/*
+ * With the module unloaded: KVM's own stats fd of @fd (a VM or vCPU fd)
+ * where the kernel has binary stats; where it has not, KVM's refusal
+ * (ENOTTY on a VM fd, EINVAL on a vCPU fd) and -1.
+ */
+static int native_fd(struct __test_metadata *_metadata, int fd, int is_vm)
+{
+	int cap = ks_native_binary_stats(), sfd;
+
+	EXPECT_LE(0, cap) TH_LOG("KVM_CHECK_EXTENSION: %s", strerror(-cap));
+	if (cap > 0)
+		return stats_fd(_metadata, fd);
+	sfd = ioctl(fd, KVM_GET_STATS_FD, 0);
+	EXPECT_EQ(-1, sfd) TH_LOG("no native binary stats, yet KVM_GET_STATS_FD works");
+	EXPECT_EQ(is_vm ? ENOTTY : EINVAL, errno)
+		TH_LOG("KVM_GET_STATS_FD on a %s fd: %s", is_vm ? "VM" : "vCPU",
+		       strerror(errno));
+	if (sfd >= 0)
+		close(sfd);
+	return -1;
+}
+
+/*
+ * KVM's own "exits" of the vCPU whose native_fd() is @nfd: from that fd,
+ * or from the VM's debugfs (the sum of its vCPUs: exact while that vCPU
+ * is the only one that ran).
+ */
+static uint64_t native_exits(struct __test_metadata *_metadata,
+			     const struct ks_vm *vm, int nfd)
+{
+	uint64_t v = 0;
+	int ret;
+
+	if (nfd >= 0)
+		return stat1(_metadata, nfd, "exits");
+	ret = ks_debugfs_vm_stat(vm, "exits", &v);
+	EXPECT_EQ(0, ret) TH_LOG("debugfs exits: %s", strerror(-ret));
 	return v;
 }
 
@@ -375,7 +425,7 @@ TEST_F(life, rmmod_refused_while_fd_open)
 	unsigned int our_num_desc;
 	struct ks_vm vm;
 	uint64_t h[256];
-	int vcpu_stats, vm_stats, ret, fd;
+	int vcpu_stats, vm_stats, ret, fd, cap;
 
 	NEED_SETUP();
 	make_vm(_metadata, &vm, 10, 0, 1);
@@ -390,6 +440,9 @@ TEST_F(life, rmmod_refused_while_fd_open)
 	kvmstats_close(&ours);
 	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
 	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm.vcpu[0]));
+	/* Loaded, it says binary stats exist, on /dev/kvm and the VM. */
+	EXPECT_EQ(1, ioctl(vm.kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
+	EXPECT_EQ(1, ioctl(vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
 	ks_vm_destroy(&vm);
 
 	/* A vCPU stats fd and a VM stats fd hold it; then the VM one alone. */
@@ -416,6 +469,18 @@ TEST_F(life, rmmod_refused_while_fd_open)
 
 	/* KVM's own stats fd again: its descriptors, without ours. */
 	make_vm(_metadata, &vm, 10, 0, 1);
+	cap = ks_native_binary_stats();
+	ASSERT_LE(0, cap) TH_LOG("KVM_CHECK_EXTENSION: %s", strerror(-cap));
+	EXPECT_EQ(cap, ioctl(vm.kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
+	EXPECT_EQ(cap, ioctl(vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
+	if (!cap) {
+		/* Or none: KVM's own refusals, as before the module came. */
+		EXPECT_EQ(-1, native_fd(_metadata, vm.fd, 1));
+		EXPECT_EQ(-1, native_fd(_metadata, vm.vcpu[0].fd, 0));
+		ks_vm_destroy(&vm);
+		free(our_descs);
+		return;
+	}
 	for (fd = 0; fd < 2; fd++) {
 		ret = kvmstats_open_from(&native, fd ? vm.fd : vm.vcpu[0].fd);
 		ASSERT_EQ(0, ret) TH_LOG("native: %s", native.err);
@@ -459,9 +524,10 @@ TEST_F(life, load_while_vm_exists)
 	ret = ks_module_unload_wait(2000);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	make_vm(_metadata, &vm, 50, 40, 2);
-	native0 = stats_fd(_metadata, vm.vcpu[0].fd);
+	/* KVM's own count of vCPU 0 (debugfs: vCPU 1 runs only later). */
+	native0 = native_fd(_metadata, vm.vcpu[0].fd, 0);
 	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
-	e0 = stat1(_metadata, native0, "exits");
+	e0 = native_exits(_metadata, &vm, native0);
 	EXPECT_LT(50, e0);
 
 	ASSERT_EQ(0, ks_module_load("")) TH_LOG("loading %s", ks_module_path());
@@ -473,7 +539,7 @@ TEST_F(life, load_while_vm_exists)
 
 	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
 	sum = hist(_metadata, fd0, ec, h);
-	exits = stat1(_metadata, native0, "exits");
+	exits = native_exits(_metadata, &vm, native0);
 	EXPECT_EQ(40, h[ec->cpuid]);
 	EXPECT_EQ(1, h[ec->io]);
 	EXPECT_EQ(exits - e0, sum);
@@ -481,6 +547,8 @@ TEST_F(life, load_while_vm_exists)
 	sum = hist(_metadata, fd0, ec, h);
 	EXPECT_EQ(1, h[ec->hlt]);
 	EXPECT_EQ(stat1(_metadata, fd0, "exits") - e0, sum);
+	EXPECT_EQ(native_exits(_metadata, &vm, native0),
+		  stat1(_metadata, fd0, "exits"));
 
 	/* vCPU 1: no fd yet; its first exit after load makes its state. */
 	EXPECT_EQ(base[1] + 1, objects(_metadata, "vcpus"));
@@ -571,15 +639,15 @@ TEST_F(life, load_while_vcpu_runs)
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ret = ks_vm_create(&vm, ks_code_cpuid_forever, ks_code_cpuid_forever_len, 1);
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
-	native = stats_fd(_metadata, vm.vcpu[0].fd);
-	ASSERT_LE(0, native);
+	/* One vCPU: debugfs's VM sum is its count where there is no fd. */
+	native = native_fd(_metadata, vm.vcpu[0].fd, 0);
 
 	r.vcpu = &vm.vcpu[0];
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, runner_fn, &r));
-	for (waited = 0; stat1(_metadata, native, "exits") < 100 && waited < 10000;
-	     waited += 10)
+	for (waited = 0; native_exits(_metadata, &vm, native) < 100 &&
+	     waited < 10000; waited += 10)
 		sleep_ms(10);
-	before = stat1(_metadata, native, "exits");
+	before = native_exits(_metadata, &vm, native);
 	EXPECT_LE(100, before) TH_LOG("the vCPU does not run");
 
 	ret = ks_module_load("");
@@ -616,7 +684,7 @@ TEST_F(life, load_while_vcpu_runs)
 
 	/* Stopped: what we counted is at most what happened since load. */
 	sum = hist(_metadata, fd, ec, h);
-	total = stat1(_metadata, native, "exits");
+	total = native_exits(_metadata, &vm, native);
 	EXPECT_EQ(total, stat1(_metadata, fd, "exits"));
 	EXPECT_LT(0, sum);
 	EXPECT_GE(total - before, sum) TH_LOG("counted %llu, only %llu since load",

@@ -9,6 +9,19 @@
  * the guest code makes and sum to the native "exits" of the same vCPU; the
  * VM file sums its vCPUs.
  *
+ * A kernel without binary stats of its own (KVM_CHECK_EXTENSION(
+ * KVM_CAP_BINARY_STATS_FD) is 0 without the module: 5.10) refuses the
+ * ioctl (ENOTTY on a VM fd, EINVAL on a vCPU fd) and shows its counters
+ * in debugfs only (/sys/kernel/debug/kvm/<pid>-<fd>/<name>: VM stats, and
+ * vCPU stats summed over the VM's vCPUs; no per-vCPU files).  There the
+ * module's native part is compared with debugfs: every debugfs stat is
+ * served once, in the VM file or in the vCPU files, one u64 each, before
+ * the module's own stats; VM values equal debugfs, and so do the vCPU
+ * files' values summed; each vCPU's values grew by what debugfs gained
+ * while that vCPU alone ran (the tests run one vCPU at a time and keep
+ * those deltas per vCPU; some counters, host_state_reload, also move in
+ * the ioctls that set a vCPU up, before the module's fds are opened).
+ *
  * own mode: only the module's stat, with the same counts.
  */
 #define _GNU_SOURCE
@@ -17,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -25,6 +40,7 @@
 #include "ks_util.h"
 
 #define NR_VCPUS	3
+#define MAX_DBG		128	/* debugfs stats of a VM */
 #define NAME_SIZE	48
 #define DESC_SIZE	(16 + NAME_SIZE)
 #define MAX_FILE	65536
@@ -40,11 +56,113 @@ struct ctx {
 	struct ks_vm vm;
 	int vm_created;
 	int ready;
+	/* KVM_CAP_BINARY_STATS_FD as the kernel answers it. */
+	int native_cap;
 	/* Opened before the module was loaded: served by KVM itself. */
 	int vm_native, vcpu_native[NR_VCPUS];
+	/*
+	 * Without native_cap: the VM's debugfs stats, and what each gained
+	 * while vCPU i alone ran (run_vcpu()).
+	 */
+	int ndbg;
+	char dbg_name[MAX_DBG][NAME_SIZE];
+	uint64_t dbg_vcpu[NR_VCPUS][MAX_DBG];
+	/* superset: each vCPU file's native values when it was opened. */
+	uint64_t mod_base[NR_VCPUS][MAX_DBG];
 	/* Opened after: served by the module. */
 	int vm_stats, vcpu_stats[NR_VCPUS];
 };
+
+/* The VM's debugfs directory. */
+static void dbg_dir(const struct ctx *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "/sys/kernel/debug/kvm/%d-%d", getpid(), c->vm.fd);
+}
+
+/* The names of the stats (regular files) in the VM's debugfs directory. */
+static void dbg_list(struct __test_metadata *_metadata, struct ctx *c)
+{
+	char dir[128], path[512];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	dbg_dir(c, dir, sizeof(dir));
+	d = opendir(dir);
+	ASSERT_NE(NULL, d) TH_LOG("%s: %s", dir, strerror(errno));
+	c->ndbg = 0;
+	while ((e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] == '.' || stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		ASSERT_GT(MAX_DBG, c->ndbg);
+		ASSERT_GT(NAME_SIZE, strlen(e->d_name));
+		strcpy(c->dbg_name[c->ndbg++], e->d_name);
+	}
+	closedir(d);
+	ASSERT_LT(0, c->ndbg) TH_LOG("no stats in %s", dir);
+}
+
+static int dbg_index(const struct ctx *c, const char *name)
+{
+	int i;
+
+	for (i = 0; i < c->ndbg; i++)
+		if (!strcmp(c->dbg_name[i], name))
+			return i;
+	return -1;
+}
+
+/* Every debugfs stat of the VM, now. */
+static void dbg_snapshot(struct __test_metadata *_metadata, struct ctx *c,
+			 uint64_t *v)
+{
+	int i, ret;
+
+	for (i = 0; i < c->ndbg; i++) {
+		ret = ks_debugfs_vm_stat(&c->vm, c->dbg_name[i], &v[i]);
+		EXPECT_EQ(0, ret) TH_LOG("debugfs %s: %s", c->dbg_name[i],
+					 strerror(-ret));
+	}
+}
+
+/*
+ * KVM_RUN on vCPU @i; without native stats fds, what debugfs gained
+ * meanwhile is that vCPU's (one vCPU runs at a time here).
+ */
+static int run_vcpu(struct __test_metadata *_metadata, struct ctx *c, int i)
+{
+	uint64_t before[MAX_DBG], after[MAX_DBG];
+	int ret, k;
+
+	if (c->native_cap)
+		return ks_vcpu_run(&c->vm.vcpu[i]);
+	dbg_snapshot(_metadata, c, before);
+	ret = ks_vcpu_run(&c->vm.vcpu[i]);
+	dbg_snapshot(_metadata, c, after);
+	for (k = 0; k < c->ndbg; k++)
+		c->dbg_vcpu[i][k] += after[k] - before[k];
+	return ret;
+}
+
+static uint64_t stat_of(struct __test_metadata *_metadata, int fd,
+			const char *name, unsigned int i);
+
+/*
+ * The kernel's own value of vCPU @i's stat @name: from its stats fd, or
+ * from what debugfs gained while that vCPU ran.
+ */
+static uint64_t native_vcpu(struct __test_metadata *_metadata, struct ctx *c,
+			    int i, const char *name)
+{
+	int k;
+
+	if (c->native_cap)
+		return stat_of(_metadata, c->vcpu_native[i], name, 0);
+	k = dbg_index(c, name);
+	EXPECT_LE(0, k) TH_LOG("no debugfs stat %s", name);
+	return k < 0 ? 0 : c->dbg_vcpu[i][k];
+}
 
 static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 		      const char *mode)
@@ -52,11 +170,15 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 	unsigned char code[256];
 	struct kvmstats s;
 	size_t len;
-	int ret, i;
+	unsigned int j;
+	int ret, i, k;
 
 	if (access("/dev/kvm", R_OK | W_OK))
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
 	ks_module_save(&c->mod);
+	c->native_cap = ks_native_binary_stats();
+	ASSERT_LE(0, c->native_cap) TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
+					   strerror(-c->native_cap));
 	if (c->mod.was_loaded) {
 		ret = ks_module_unload_wait(2000);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
@@ -69,6 +191,20 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	c->vm_created = 1;
 
+	if (!c->native_cap) {
+		/* The kernel has no stats fd: it refuses, and has debugfs. */
+		c->vm_native = -1;
+		EXPECT_EQ(-1, ioctl(c->vm.fd, KVM_GET_STATS_FD, 0));
+		EXPECT_EQ(ENOTTY, errno);
+		for (i = 0; i < NR_VCPUS; i++) {
+			c->vcpu_native[i] = -1;
+			EXPECT_EQ(-1, ioctl(c->vm.vcpu[i].fd, KVM_GET_STATS_FD, 0));
+			EXPECT_EQ(EINVAL, errno);
+		}
+		dbg_list(_metadata, c);
+		ASSERT_LE(0, dbg_index(c, "exits"));
+		goto load;
+	}
 	c->vm_native = ioctl(c->vm.fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, c->vm_native) TH_LOG("native KVM_GET_STATS_FD: %s",
 					  strerror(errno));
@@ -82,6 +218,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 	ASSERT_NE(NULL, kvmstats_find(&s, "exits"));
 	kvmstats_close(&s);
 
+load:
 	ret = ks_module_ensure(mode);
 	ASSERT_EQ(0, ret) TH_LOG("loading %s mode=%s: %s", ks_module_path(),
 				 mode, strerror(-ret));
@@ -91,6 +228,15 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 	for (i = 0; i < NR_VCPUS; i++) {
 		c->vcpu_stats[i] = ioctl(c->vm.vcpu[i].fd, KVM_GET_STATS_FD, 0);
 		ASSERT_LE(0, c->vcpu_stats[i]);
+		if (c->native_cap)
+			continue;
+		ASSERT_EQ(0, kvmstats_open(&s, dup(c->vcpu_stats[i]))) TH_LOG("%s", s.err);
+		for (j = 0; j < s.num_desc; j++) {
+			k = dbg_index(c, s.descs[j].name);
+			if (k >= 0)
+				c->mod_base[i][k] = kvmstats_value(&s, &s.descs[j], 0);
+		}
+		kvmstats_close(&s);
 	}
 	c->ready = 1;
 }
@@ -240,26 +386,224 @@ static void check_prefix(struct __test_metadata *_metadata, int native,
 	free(m.b);
 }
 
+/*
+ * Without native stats fds: the file starts as 5.14's would (header, id),
+ * then the native descriptors, one per debugfs stat of the kind, one u64
+ * each, in seconds for "_ns" stats, cumulative unless debugfs makes them
+ * read-only; then the module's own, after the native values.  Returns the
+ * native names in @names (NAME_SIZE each), their count.
+ */
+static int check_prefix_legacy(struct __test_metadata *_metadata,
+			       struct ctx *c, int fd, const char *want_id,
+			       char (*names)[NAME_SIZE])
+{
+	const struct kvmstats_desc *d;
+	char dir[128], path[512];
+	unsigned int i, nd = 0;
+	int found = 0, k;
+	struct kvmstats s;
+	struct stat st;
+	off_t size;
+
+	dbg_dir(c, dir, sizeof(dir));
+	if (kvmstats_open(&s, dup(fd))) {
+		EXPECT_TRUE(0) TH_LOG("libkvmstats: %s", s.err);
+		return 0;
+	}
+	EXPECT_EQ(0, s.hdr.flags);
+	EXPECT_EQ(NAME_SIZE, s.hdr.name_size);
+	EXPECT_EQ(24, s.hdr.id_offset);
+	EXPECT_EQ(72, s.hdr.desc_offset);
+	EXPECT_EQ(72 + s.hdr.num_desc * DESC_SIZE, s.hdr.data_offset);
+	EXPECT_STREQ(want_id, s.id);
+
+	/* The native descriptors: a run of debugfs names at the start. */
+	while (nd < s.num_desc && dbg_index(c, s.descs[nd].name) >= 0)
+		nd++;
+	EXPECT_LT(0, nd) TH_LOG("%s: no debugfs stat at the start", want_id);
+	for (i = 0; i < nd; i++) {
+		d = &s.descs[i];
+		strcpy(names[i], d->name);
+		EXPECT_EQ(1, d->size) TH_LOG("%s", d->name);
+		EXPECT_EQ(0, d->bucket_size) TH_LOG("%s", d->name);
+		EXPECT_EQ(KVM_STATS_BASE_POW10, d->base) TH_LOG("%s", d->name);
+		EXPECT_GT(nd * 8, d->offset) TH_LOG("%s: native value past the native block",
+						    d->name);
+		if (strlen(d->name) > 3 &&
+		    !strcmp(d->name + strlen(d->name) - 3, "_ns")) {
+			EXPECT_EQ(KVM_STATS_UNIT_SECONDS, d->unit) TH_LOG("%s", d->name);
+			EXPECT_EQ(-9, d->exponent) TH_LOG("%s", d->name);
+		} else {
+			EXPECT_EQ(KVM_STATS_UNIT_NONE, d->unit) TH_LOG("%s", d->name);
+			EXPECT_EQ(0, d->exponent) TH_LOG("%s", d->name);
+		}
+		EXPECT_TRUE(d->type == KVM_STATS_TYPE_CUMULATIVE ||
+			    d->type == KVM_STATS_TYPE_INSTANT ||
+			    d->type == KVM_STATS_TYPE_PEAK) TH_LOG("%s", d->name);
+		/* debugfs lets one clear a counter; a read-only one is a level. */
+		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
+		if (!stat(path, &st) && !(st.st_mode & 0222)) {
+			EXPECT_NE(KVM_STATS_TYPE_CUMULATIVE, d->type)
+				TH_LOG("%s is read-only in debugfs", d->name);
+		}
+	}
+	/* Kinds every x86 kernel has, by their meaning. */
+	for (i = 0; i < nd; i++) {
+		static const char *const counters[] = {
+			"exits", "io_exits", "halt_exits", "remote_tlb_flush",
+		};
+
+		for (k = 0; k < (int)(sizeof(counters) / sizeof(counters[0])); k++) {
+			if (strcmp(s.descs[i].name, counters[k]))
+				continue;
+			EXPECT_EQ(KVM_STATS_TYPE_CUMULATIVE, s.descs[i].type)
+				TH_LOG("%s", s.descs[i].name);
+		}
+		if (!strcmp(s.descs[i].name, "max_mmu_page_hash_collisions"))
+			EXPECT_EQ(KVM_STATS_TYPE_PEAK, s.descs[i].type);
+	}
+
+	/* Then the module's own, their values after the native ones. */
+	for (i = nd; i < s.num_desc; i++) {
+		d = &s.descs[i];
+		EXPECT_GT(0, dbg_index(c, d->name))
+			TH_LOG("%s: a debugfs stat among the module's", d->name);
+		EXPECT_LE(nd * 8, d->offset) TH_LOG("%s", d->name);
+		if (strcmp(c->ec.stat, d->name))
+			continue;
+		found = 1;
+		EXPECT_EQ(c->ec.buckets, d->size);
+		EXPECT_EQ(1, d->bucket_size);
+	}
+	EXPECT_TRUE(found) TH_LOG("no %s after the native stats", c->ec.stat);
+	size = lseek(fd, 0, SEEK_END);
+	EXPECT_EQ(s.hdr.data_offset + s.data_size, size);
+	kvmstats_close(&s);
+	return nd;
+}
+
 TEST_F(superset, native_prefix_identical)
 {
-	int i;
+	static char vm_names[MAX_DBG][NAME_SIZE], vcpu_names[MAX_DBG][NAME_SIZE];
+	char want[64], vcpu0[MAX_DBG][NAME_SIZE];
+	int i, j, k, nvm, n, seen;
+	volatile int nvcpu = 0;
 
 	NEED_SETUP();
+	if (!self->c.native_cap) {
+		snprintf(want, sizeof(want), "kvm-%d", getpid());
+		nvm = check_prefix_legacy(_metadata, &self->c, self->c.vm_stats,
+					  want, vm_names);
+		for (i = 0; i < NR_VCPUS; i++) {
+			snprintf(want, sizeof(want), "kvm-%d/vcpu-%d", getpid(), i);
+			n = check_prefix_legacy(_metadata, &self->c,
+						self->c.vcpu_stats[i], want,
+						i ? vcpu_names : vcpu0);
+			if (!i) {
+				nvcpu = n;
+				continue;
+			}
+			/* Every vCPU's file describes the same stats. */
+			EXPECT_EQ(nvcpu, n);
+			for (j = 0; j < n && j < nvcpu; j++)
+				EXPECT_STREQ(vcpu0[j], vcpu_names[j]);
+		}
+		/* Each debugfs stat in one kind's file, once. */
+		for (k = 0; k < self->c.ndbg; k++) {
+			seen = 0;
+			for (j = 0; j < nvm; j++)
+				seen += !strcmp(vm_names[j], self->c.dbg_name[k]);
+			for (j = 0; j < nvcpu; j++)
+				seen += !strcmp(vcpu0[j], self->c.dbg_name[k]);
+			EXPECT_EQ(1, seen) TH_LOG("debugfs stat %s is served %d times",
+						  self->c.dbg_name[k], seen);
+		}
+		EXPECT_EQ(self->c.ndbg, nvm + nvcpu);
+		return;
+	}
 	check_prefix(_metadata, self->c.vm_native, self->c.vm_stats, &self->c.ec);
 	for (i = 0; i < NR_VCPUS; i++)
 		check_prefix(_metadata, self->c.vcpu_native[i],
 			     self->c.vcpu_stats[i], &self->c.ec);
 }
 
-static void run_all_to_hlt(struct __test_metadata *_metadata, struct ks_vm *vm)
+static void run_all_to_hlt(struct __test_metadata *_metadata, struct ctx *c)
 {
 	int i;
 
-	for (i = 0; i < vm->nr_vcpus; i++) {
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[i]));
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[i]));
-		ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm->vcpu[i]));
+	for (i = 0; i < c->vm.nr_vcpus; i++) {
+		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, c, i));
+		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, c, i));
+		ASSERT_EQ(KVM_EXIT_HLT, run_vcpu(_metadata, c, i));
 	}
+}
+
+/*
+ * Without native stats fds: the native values of the module's file equal
+ * the kernel's (debugfs now for the VM, @vcpu < 0; what debugfs gained
+ * while vCPU @vcpu ran for a vCPU).  Returns how many were compared.
+ */
+static int check_values_legacy(struct __test_metadata *_metadata,
+			       struct ctx *c, int fd, int vcpu)
+{
+	uint64_t now[MAX_DBG], want;
+	struct kvmstats s;
+	unsigned int i;
+	int k, n = 0;
+
+	dbg_snapshot(_metadata, c, now);
+	if (kvmstats_open(&s, dup(fd))) {
+		EXPECT_TRUE(0) TH_LOG("libkvmstats: %s", s.err);
+		return 0;
+	}
+	for (i = 0; i < s.num_desc; i++) {
+		k = dbg_index(c, s.descs[i].name);
+		if (k < 0)
+			break;	/* the module's own from here */
+		want = vcpu < 0 ? now[k] :
+			c->mod_base[vcpu][k] + c->dbg_vcpu[vcpu][k];
+		EXPECT_EQ(want, kvmstats_value(&s, &s.descs[i], 0))
+			TH_LOG("%s of %s", s.descs[i].name,
+			       vcpu < 0 ? "the VM" : "a vCPU");
+		n++;
+	}
+	kvmstats_close(&s);
+	return n;
+}
+
+/* Without native stats fds: the vCPU files' native values sum to debugfs. */
+static void check_vcpu_sums_legacy(struct __test_metadata *_metadata,
+				   struct ctx *c)
+{
+	uint64_t now[MAX_DBG], sum[MAX_DBG] = { 0 };
+	int served[MAX_DBG] = { 0 };
+	struct kvmstats s;
+	unsigned int j;
+	int i, k, n = 0;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		ASSERT_EQ(0, kvmstats_open(&s, dup(c->vcpu_stats[i]))) TH_LOG("%s", s.err);
+		for (j = 0; j < s.num_desc; j++) {
+			k = dbg_index(c, s.descs[j].name);
+			if (k < 0)
+				break;
+			sum[k] += kvmstats_value(&s, &s.descs[j], 0);
+			served[k]++;
+		}
+		kvmstats_close(&s);
+	}
+	dbg_snapshot(_metadata, c, now);
+	for (k = 0; k < c->ndbg; k++) {
+		if (!served[k])
+			continue;
+		EXPECT_EQ(NR_VCPUS, served[k]) TH_LOG("%s", c->dbg_name[k]);
+		EXPECT_EQ(now[k], sum[k]) TH_LOG("%s: debugfs %llu, the vCPU files' sum %llu",
+						 c->dbg_name[k],
+						 (unsigned long long)now[k],
+						 (unsigned long long)sum[k]);
+		n++;
+	}
+	EXPECT_LT(0, n);
 }
 
 /* With the VM stopped the native values read the same through both. */
@@ -284,15 +628,25 @@ TEST_F(superset, native_values_identical)
 	int i;
 
 	NEED_SETUP();
-	run_all_to_hlt(_metadata, &self->c.vm);
+	run_all_to_hlt(_metadata, &self->c);
 	for (i = 0; i < NR_VCPUS; i++) {
 		/* Not a comparison of zeros. */
-		EXPECT_LT(N1 + N2, stat_of(_metadata, self->c.vcpu_native[i],
-					   "exits", 0));
+		EXPECT_LT(N1 + N2, native_vcpu(_metadata, &self->c, i, "exits"));
+		if (!self->c.native_cap) {
+			EXPECT_LT(0, check_values_legacy(_metadata, &self->c,
+							 self->c.vcpu_stats[i], i));
+			continue;
+		}
 		check_values(_metadata, self->c.vcpu_native[i],
 			     self->c.vcpu_stats[i]);
 	}
-	check_values(_metadata, self->c.vm_native, self->c.vm_stats);
+	if (!self->c.native_cap) {
+		EXPECT_LT(0, check_values_legacy(_metadata, &self->c,
+						 self->c.vm_stats, -1));
+		check_vcpu_sums_legacy(_metadata, &self->c);
+	} else {
+		check_values(_metadata, self->c.vm_native, self->c.vm_stats);
+	}
 }
 
 /*
@@ -304,18 +658,16 @@ TEST_F(superset, exit_reasons_match_exits)
 {
 	const struct ks_exit_codes *ec = &self->c.ec;
 	uint64_t h[256], sum, exits;
-	struct ks_vcpu *v;
 	int fd, i;
 
 	NEED_SETUP();
 	for (i = 0; i < NR_VCPUS; i++) {
-		v = &self->c.vm.vcpu[i];
 		fd = self->c.vcpu_stats[i];
 
 		sum = exit_hist(_metadata, fd, ec, h);
 		EXPECT_EQ(0, sum) TH_LOG("vCPU %d has not run yet", i);
 
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(v));
+		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1, h[ec->cpuid]) TH_LOG("vCPU %d", i);
@@ -323,7 +675,7 @@ TEST_F(superset, exit_reasons_match_exits)
 		EXPECT_EQ(0, h[ec->hlt]);
 		EXPECT_EQ(exits, sum) TH_LOG("vCPU %d after segment 1", i);
 
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(v));
+		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1 + N2, h[ec->cpuid]) TH_LOG("vCPU %d", i);
@@ -331,7 +683,7 @@ TEST_F(superset, exit_reasons_match_exits)
 		EXPECT_EQ(0, h[ec->hlt]);
 		EXPECT_EQ(exits, sum) TH_LOG("vCPU %d after segment 2", i);
 
-		ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(v));
+		ASSERT_EQ(KVM_EXIT_HLT, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1 + N2, h[ec->cpuid]);
@@ -341,9 +693,8 @@ TEST_F(superset, exit_reasons_match_exits)
 		EXPECT_EQ(exits, sum) TH_LOG("vCPU %d after hlt", i);
 		EXPECT_EQ(stat_of(_metadata, fd, "io_exits", 0), h[ec->io]);
 		EXPECT_EQ(stat_of(_metadata, fd, "halt_exits", 0), h[ec->hlt]);
-		/* The kernel's own fd agrees. */
-		EXPECT_EQ(stat_of(_metadata, self->c.vcpu_native[i], "exits", 0),
-			  sum);
+		/* The kernel's own stats agree. */
+		EXPECT_EQ(native_vcpu(_metadata, &self->c, i, "exits"), sum);
 	}
 }
 
@@ -443,16 +794,16 @@ TEST_F(own, exit_reasons_match_native_exits)
 	int i;
 
 	NEED_SETUP();
-	run_all_to_hlt(_metadata, &self->c.vm);
+	run_all_to_hlt(_metadata, &self->c);
 	for (i = 0; i < NR_VCPUS; i++) {
 		sum = exit_hist(_metadata, self->c.vcpu_stats[i], ec, h);
-		native = stat_of(_metadata, self->c.vcpu_native[i], "exits", 0);
+		native = native_vcpu(_metadata, &self->c, i, "exits");
 		EXPECT_EQ(native, sum) TH_LOG("vCPU %d", i);
 		EXPECT_EQ(N1 + N2, h[ec->cpuid]);
 		EXPECT_EQ(2, h[ec->io]);
 		EXPECT_EQ(1, h[ec->hlt]);
-		EXPECT_EQ(stat_of(_metadata, self->c.vcpu_native[i],
-				  "io_exits", 0), h[ec->io]);
+		EXPECT_EQ(native_vcpu(_metadata, &self->c, i, "io_exits"),
+			  h[ec->io]);
 	}
 	check_vm_sum(_metadata, &self->c, NR_VCPUS * (N1 + N2));
 }
@@ -466,7 +817,7 @@ TEST_F(own, vm_read_any_offset_and_length)
 
 	NEED_SETUP();
 	ASSERT_NE(NULL, full);
-	run_all_to_hlt(_metadata, &self->c.vm);
+	run_all_to_hlt(_metadata, &self->c);
 	/* The VM file: every value is summed at read time. */
 	size = ks_read_whole(self->c.vm_stats, full, MAX_FILE);
 	ASSERT_LT(0, size);
