@@ -15,19 +15,30 @@
 # between stats are exact.
 #
 #  - without the module: the native stats only, every one of the schema,
-#    and none of the module's;
+#    and none of the module's; on a kernel without binary stats of its own
+#    (KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD) 0 without the module, as
+#    ks-kvm-cap asks: 5.10) QEMU shows no kvm stats at all, and the VM's
+#    debugfs shows the kernel's counters;
 #  - with the module: the native stats first, as before (same schema lines,
 #    same order), then the module's with the types QEMU 7.2 shows
 #    (exit_reasons_svm linear-histogram, exit_latency_hist log2-histogram,
 #    guest_ns cumulative seconds, vcpus instant...); per vCPU the total of
-#    exit_reasons_svm is the native "exits", the VM's histogram is the sum
-#    of its vCPUs', the I/O and MSR exit counts match their buckets.
+#    the exit-reason histogram (exit_reasons_svm or _vmx: whichever the
+#    module serves) is the native "exits", the VM's histogram is the sum
+#    of its vCPUs', the I/O and MSR exit counts match their buckets.  Where
+#    the kernel has no binary stats, the native stats the module serves are
+#    its debugfs stats, each once (VM or vCPU), with the same values.
+# Native values are compared with the VM's debugfs directory: VM stats
+# directly, vCPU stats summed over the vCPUs (debugfs has no per-vCPU
+# stat files).
 # The module is left loaded at the end only if it was loaded at the start.
 
 PATH=$PATH:/bin:/sbin:$(dirname "$0")
 export PATH
 QEMU=${QEMU:-/opt/qemu/qemu-system-x86_64}
 QMP=${KS_QMP:-ks-qmp}
+KCAP=${KS_KVM_CAP:-ks-kvm-cap}
+KVM_CAP_BINARY_STATS_FD=203
 KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 RUN_SECONDS=${KS_QEMU_RUN_SECONDS:-3}
 T=$(mktemp -d /tmp/ksqemu.XXXXXX)
@@ -46,11 +57,20 @@ exit_latency_io_ns exit_latency_npf_ns exit_latency_msr_ns exit_latency_hlt_ns
 exit_latency_intr_ns guest_ns
 userspace_exits io_in_exits io_out_exits msr_read_exits msr_write_exits
 mmio_reads mmio_writes in_guest vcpus"
-# exit_reasons_svm buckets (Documentation/exit-reasons.rst).
-SVM_BUCKETS=181
-SVM_IOIO=123
-SVM_MSR=124
 KVM_EXIT_IO=2
+
+# The exit-reason histogram the module serves (its schema says which):
+# its buckets, and the buckets of I/O and MSR exits
+# (Documentation/exit-reasons.rst).  Sets EXIT_STAT, EXIT_BUCKETS, EXIT_IO,
+# EXIT_MSR (one bucket or two, space separated).
+exit_stat_of() {	# exit_stat_of SCHEMAFILE
+	EXIT_STAT=$(awk '$1 == "kvm" && $2 == "vcpu" && $3 ~ /^exit_reasons_/ { print $3; exit }' "$1")
+	case "$EXIT_STAT" in
+	exit_reasons_svm) EXIT_BUCKETS=181 EXIT_IO=123 EXIT_MSR=124 ;;
+	exit_reasons_vmx) EXIT_BUCKETS=81 EXIT_IO=30 EXIT_MSR="31 32" ;;
+	*) EXIT_STAT= ; return 1 ;;
+	esac
+}
 
 # check NAME CMD...: one case from a command's status; its output is the
 # diagnostic on failure.
@@ -194,12 +214,26 @@ only_names() {	# only_names FILE NPATHS NAME...: each path has just NAMEs
 	done
 }
 
-zero_exits() {	# zero_exits FILE: a vCPU that never ran has no exit
+# A vCPU that never ran has no exit: QEMU's exits are the kernel's
+# (debugfs, summed over the vCPUs), and that is 0 where the kernel's
+# "exits" counts VM exits only.  (Debian's 5.10.0-46 also adds one to
+# "exits" for each MSR filter range kvm_msr_allowed() passes over, and
+# QEMU installs a filter: there it is not 0 before any VM exit.)
+zero_exits() {	# zero_exits FILE DBG_SNAPSHOT
 	[ -s "$1" ] || { echo "empty answer"; return 1; }
+	k=$(dbg_value "$2" exits)
+	sum=0
 	for p in $(paths "$1"); do
 		v=$(value "$1" "$p" exits)
-		[ "$v" = 0 ] || { echo "$p: exits=$v"; return 1; }
+		[ "$v" = 0 ] || [ "$k" != 0 ] || {
+			echo "$p: exits=$v; its non-zero stats:"
+			awk -v p="$p" '$1 == p && $4 !~ /^[0,]*$/ { printf "%s=%s ", $3, $4 }' "$1"
+			return 1
+		}
+		sum=$((sum + v))
 	done
+	[ "$sum" = "$k" ] || { echo "exits: QEMU's sum $sum, debugfs $k"; return 1; }
+	[ "$k" = 0 ] || echo "the kernel counted $k exits before any vCPU ran"
 }
 
 ran() {	# ran FILE CPUS: vCPU 0 (cpu-index 0) exited at least once
@@ -244,9 +278,10 @@ schema_line() {	# schema_line FILE LINE: the exact schema line is there
 }
 
 extended_schema() {	# extended_schema FILE
+	[ -n "$EXIT_STAT" ] || { echo "no exit_reasons_svm or exit_reasons_vmx"; return 1; }
 	for l in \
-		"kvm vcpu exit_reasons_svm linear-histogram - - 0 1" \
-		"kvm vm exit_reasons_svm linear-histogram - - 0 1" \
+		"kvm vcpu $EXIT_STAT linear-histogram - - 0 1" \
+		"kvm vm $EXIT_STAT linear-histogram - - 0 1" \
 		"kvm vcpu exit_latency_hist log2-histogram seconds 10 -9 -" \
 		"kvm vcpu exit_latency_ns cumulative seconds 10 -9 -" \
 		"kvm vcpu exit_latency_max_ns peak seconds 10 -9 -" \
@@ -268,9 +303,9 @@ paused_extended() {	# paused_extended VMFILE VCPUFILE
 	for p in - $(paths "$2"); do
 		f=$2
 		[ "$p" = - ] && f=$1
-		h=$(value "$f" "$p" exit_reasons_svm)
+		h=$(value "$f" "$p" "$EXIT_STAT")
 		nb=$(echo "$h" | awk -F, '{ print NF }')
-		[ "$nb" = "$SVM_BUCKETS" ] || { echo "$p: $nb buckets"; return 1; }
+		[ "$nb" = "$EXIT_BUCKETS" ] || { echo "$p: $nb buckets"; return 1; }
 		[ "$(total "$h")" = 0 ] || { echo "$p: $h"; return 1; }
 		g=$(value "$f" "$p" guest_ns)
 		[ "$g" = 0 ] || { echo "$p: guest_ns=$g"; return 1; }
@@ -279,22 +314,36 @@ paused_extended() {	# paused_extended VMFILE VCPUFILE
 
 # Per vCPU: the histogram's total is exits; I/O and MSR counts match
 # their buckets; latency, guest time and userspace exits are plausible.
-running_vcpus() {	# running_vcpus VCPUFILE
+# Where the kernel's "exits" counted before any vCPU ran (PAUSED_EXITS,
+# debugfs, not 0: see zero_exits) it counts more than VM exits, and the
+# total can only be at most exits.
+running_vcpus() {	# running_vcpus VCPUFILE PAUSED_EXITS
 	for p in $(paths "$1"); do
 		ex=$(value "$1" "$p" exits)
-		h=$(value "$1" "$p" exit_reasons_svm)
+		h=$(value "$1" "$p" "$EXIT_STAT")
 		ht=$(total "$h")
-		if [ -z "$ex" ] || [ "$ht" != "$ex" ]; then
-			echo "$p: exits=$ex, exit_reasons_svm total=$ht"
+		bad=0
+		if [ -z "$ex" ] || [ -z "$ht" ]; then
+			bad=1
+		elif [ "$2" = 0 ]; then
+			[ "$ht" = "$ex" ] || bad=1
+		else
+			[ "$ht" -le "$ex" ] || bad=1
+		fi
+		if [ "$bad" = 1 ]; then
+			echo "$p: exits=$ex, $EXIT_STAT total=$ht (the kernel's exits before any run: $2)"
 			return 1
 		fi
+		[ "$2" = 0 ] || echo "$p: exits=$ex, $EXIT_STAT total=$ht: the kernel's exits are not VM exits only"
 		[ "$ex" -gt 0 ] || continue
 		io=$(($(value "$1" "$p" io_in_exits) + $(value "$1" "$p" io_out_exits)))
-		[ "$io" = "$(bucket "$h" $SVM_IOIO)" ] ||
-			{ echo "$p: io exits $io, ioio bucket $(bucket "$h" $SVM_IOIO)"; return 1; }
+		[ "$io" = "$(bucket "$h" "$EXIT_IO")" ] ||
+			{ echo "$p: io exits $io, I/O bucket $(bucket "$h" "$EXIT_IO")"; return 1; }
 		msr=$(($(value "$1" "$p" msr_read_exits) + $(value "$1" "$p" msr_write_exits)))
-		[ "$msr" = "$(bucket "$h" $SVM_MSR)" ] ||
-			{ echo "$p: msr exits $msr, msr bucket $(bucket "$h" $SVM_MSR)"; return 1; }
+		mb=0
+		for b in $EXIT_MSR; do mb=$((mb + $(bucket "$h" "$b"))); done
+		[ "$msr" = "$mb" ] ||
+			{ echo "$p: msr exits $msr, MSR bucket(s) $mb"; return 1; }
 		lt=$(total "$(value "$1" "$p" exit_latency_hist)")
 		if [ "$lt" -le 0 ] || [ "$lt" -gt "$ex" ]; then
 			echo "$p: exit_latency_hist total $lt, exits $ex"
@@ -317,7 +366,7 @@ running_vcpus() {	# running_vcpus VCPUFILE
 }
 
 vm_is_sum() {	# vm_is_sum VMFILE VCPUFILE: VM histograms = sum of vCPUs'
-	for s in exit_reasons_svm exit_latency_hist userspace_exits guest_ns; do
+	for s in $EXIT_STAT exit_latency_hist userspace_exits guest_ns; do
 		want=$(awk -v s="$s" '$3 == s { n = split($4, v, ",");
 			for (i = 1; i <= n; i++) t[i] += v[i] }
 			END { for (i = 1; i <= n; i++) printf "%s%.0f", (i > 1 ? "," : ""), t[i]; print "" }' "$2")
@@ -326,46 +375,133 @@ vm_is_sum() {	# vm_is_sum VMFILE VCPUFILE: VM histograms = sum of vCPUs'
 	done
 }
 
-# The native scalar values QEMU shows are the kernel's own, as its per-VM
-# debugfs files (/sys/kernel/debug/kvm/<pid>-<fd>/[vcpuN/]<stat>) show
-# them.  The VM must be stopped.  Booleans (QEMU: true/false) and
-# histograms are left out.
-native_match_debugfs() {	# native_match_debugfs TAG
+# The VM's debugfs directory (/sys/kernel/debug/kvm/<pid>-<fd>), QEMU's.
+vm_dbg_dir() {
 	d=
 	for x in /sys/kernel/debug/kvm/"$qpid"-*; do [ -d "$x" ] && d=$x; done
+	echo "$d"
+}
+
+# dbg_snapshot FILE: "<name> <value>" of every stat file of the VM's
+# debugfs directory (VM stats, and vCPU stats summed over the vCPUs).
+dbg_snapshot() {
+	d=$(vm_dbg_dir)
+	: > "$1"
+	[ -d "$d" ] || return 0
+	for x in "$d"/*; do
+		[ -f "$x" ] && echo "${x##*/} $(cat "$x")" >> "$1"
+	done
+}
+
+dbg_value() {	# dbg_value SNAPSHOT NAME
+	awk -v s="$2" '$1 == s { print $2 }' "$1"
+}
+
+# No vCPU ran yet: the kernel handled no exit of any kind it counts by
+# reason.  ("exits" itself is not asked: see zero_exits.)
+dbg_no_exit_handled() {	# dbg_no_exit_handled SNAPSHOT
+	[ -s "$1" ] || { echo "no debugfs directory for QEMU's VM"; return 1; }
+	for n in io_exits mmio_exits halt_exits irq_exits insn_emulation; do
+		v=$(dbg_value "$1" "$n")
+		[ "$v" = 0 ] || { echo "debugfs $n=$v"; awk '$2 != 0' "$1" | tr '\n' ' '; return 1; }
+	done
+}
+
+dbg_ran() {	# dbg_ran SNAPSHOT: the vCPUs ran (SeaBIOS's port I/O)
+	[ -s "$1" ] || { echo "no debugfs directory for QEMU's VM"; return 1; }
+	v=$(dbg_value "$1" io_exits)
+	if [ -z "$v" ] || [ "$v" -le 0 ]; then echo "debugfs io_exits=$v"; return 1; fi
+}
+
+no_kvm() {	# no_kvm FILE...: QEMU answered no kvm stat (no error either)
+	if grep -q . "$@"; then
+		head -n 5 "$@"
+		return 1
+	fi
+}
+
+# The native scalar values QEMU shows are the kernel's own, as its per-VM
+# debugfs files show them: VM stats as they are, vCPU stats summed over
+# the vCPUs (or per vCPU where a vcpuN directory has the file).  The VM
+# must be stopped.  Booleans (QEMU: true/false) and histograms are left
+# out.
+native_match_debugfs() {	# native_match_debugfs TAG
+	d=$(vm_dbg_dir)
 	[ -d "$d" ] || { echo "no /sys/kernel/debug/kvm/$qpid-*"; return 1; }
 	compared=0
-	while read -r path idx; do
-		for target in vm vcpu; do
-			if [ "$target" = vm ]; then
-				dir=$d f=$T/$1.vm.run p=-
-			else
-				dir=$d/vcpu$idx f=$T/$1.vcpu.run p=$path
+	for target in vm vcpu; do
+		f=$T/$1.$target.run
+		awk -v t="$target" '$1 == "kvm" && $2 == t && $4 !~ /histogram/ { print $3 }' \
+			"$T/$1.schemas" | grep -vxF -f "$T/module_stats" > "$T/scalars"
+		# name, QEMU's value per path, summed; "x" when not numeric
+		awk 'NR == FNR { want[$1] = 1; next }
+			want[$3] { if ($4 !~ /^[0-9]+$/) bad[$3] = 1; sum[$3] += $4; n[$3]++ }
+			END { for (s in n) printf "%s %s\n", s, bad[s] ? "x" : sprintf("%.0f", sum[s]) }' \
+			"$T/scalars" "$f" > "$T/values"
+		while read -r name v; do
+			[ "$v" != x ] || continue
+			if [ "$target" = vcpu ] && [ -f "$d/vcpu0/$name" ]; then
+				while read -r path idx; do
+					k=$(cat "$d/vcpu$idx/$name")
+					q=$(value "$f" "$path" "$name")
+					[ "$k" = "$q" ] || { echo "$path $name: QEMU $q, debugfs $k"; return 1; }
+					compared=$((compared + 1))
+				done < "$T/$1.cpus"
+				continue
 			fi
-			[ -d "$dir" ] || { echo "no $dir"; return 1; }
-			awk -v t="$target" '$2 == t && $4 !~ /histogram/ { print $3 }' \
-				"$T/nat.schemas" > "$T/scalars"
-			awk -v p="$p" 'NR == FNR { want[$1] = 1; next }
-				$1 == p && want[$3] && $4 ~ /^[0-9]+$/ { print $3, $4 }' \
-				"$T/scalars" "$f" > "$T/values"
-			while read -r name v; do
-				[ -f "$dir/$name" ] || continue
-				k=$(cat "$dir/$name")
-				[ "$k" = "$v" ] || { echo "$p $name: QEMU $v, debugfs $k"; return 1; }
-				compared=$((compared + 1))
-			done < "$T/values"
-		done
-	done < "$T/$1.cpus"
+			[ -f "$d/$name" ] || continue
+			k=$(cat "$d/$name")
+			[ "$k" = "$v" ] || { echo "$target $name: QEMU $v (summed over vCPUs for vcpu), debugfs $k"; return 1; }
+			compared=$((compared + 1))
+		done < "$T/values"
+	done
 	[ "$compared" -ge 20 ] || { echo "only $compared values compared"; return 1; }
 	echo "$compared values compared"
 }
 
+# Without binary stats of the kernel's own: the native stats the module
+# serves (every stat of TARGET that is not one of the module's) are the
+# VM's debugfs stats, as QEMU shows a u64 counter: no unit, or seconds
+# (10^-9) for a "_ns" one; in the VM or in the vCPU schema, not both, all
+# of them between the two; none interleaved with the module's.
+native_is_debugfs() {	# native_is_debugfs SCHEMA TARGET DBG_SNAPSHOT
+	awk '{ print $1 }' "$3" | sort > "$T/dbg.names"
+	[ -s "$T/dbg.names" ] || { echo "no debugfs stats"; return 1; }
+	grep "^kvm $2 " "$1" > "$T/all"
+	awk '{ print $3 }' "$T/all" | grep -vxF -f "$T/module_stats" > "$T/native.names"
+	[ -s "$T/native.names" ] || { echo "no native $2 stats"; return 1; }
+	while read -r n; do
+		grep -qxF "$n" "$T/dbg.names" || { echo "$2 stat $n is not in debugfs"; return 1; }
+		l=$(grep "^kvm $2 $n " "$1")
+		case "$n" in
+		*_ns) echo "$l" | grep -Eq "^kvm $2 $n (cumulative|instant|peak) seconds 10 -9 -$" ;;
+		*) echo "$l" | grep -Eq "^kvm $2 $n (cumulative|instant|peak) - - 0 -$" ;;
+		esac || { echo "unexpected schema line: $l"; return 1; }
+	done < "$T/native.names"
+	# The module's are listed first (QEMU 7.2 lists stats last first).
+	last_mod=$(awk '{ print $3 }' "$T/all" | grep -nxF -f "$T/module_stats" | tail -n 1 | cut -d: -f1)
+	first_nat=$(awk '{ print $3 }' "$T/all" | grep -nxF -f "$T/native.names" | head -n 1 | cut -d: -f1)
+	[ -z "$last_mod" ] || [ "$last_mod" -lt "$first_nat" ] ||
+		{ echo "module stats interleaved with native ones"; return 1; }
+	[ "$2" = vcpu ] || return 0
+	# Every debugfs stat once, in the VM's schema or the vCPUs'.
+	awk '$1 == "kvm" { print $3 }' "$1" | grep -vxF -f "$T/module_stats" | sort > "$T/both"
+	dup=$(uniq -d "$T/both")
+	[ -z "$dup" ] || { echo "in both schemas: $dup"; return 1; }
+	cmp -s "$T/both" "$T/dbg.names" || {
+		echo "native stats (<) and debugfs stats (>) differ:"
+		diff "$T/both" "$T/dbg.names" | head
+		return 1
+	}
+}
+
 # --- one QEMU, paused then running --------------------------------------
 
-# scenario LABEL TAG: writes $T/TAG.* and reports the cases common to both
-# runs.
+# scenario LABEL TAG STATS: writes $T/TAG.* and reports the cases common
+# to both runs; STATS is 1 when QEMU has kvm stats to show (the kernel's
+# or the module's), 0 when it has none (no module, no native binary stats).
 scenario() {
-	L=$1 tag=$2
+	L=$1 tag=$2 stats=$3
 	start_qemu "$T/$tag.qemu.log"
 	if ! qmp '{"execute":"query-status"}' > "$T/$tag.status" 2> "$T/$tag.err" ||
 		! grep -q '"running":false' "$T/$tag.status"; then
@@ -378,29 +514,51 @@ scenario() {
 	ok 0 "$L: QEMU starts paused and answers QMP"
 
 	qmp -S '{"execute":"query-stats-schemas"}' > "$T/$tag.schemas"
+	# The module's exit-reason histogram, as its descriptors name it.
+	[ "$tag" = mod ] && exit_stat_of "$T/$tag.schemas"
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vm"}}' > "$T/$tag.vm.paused"
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.paused"
-	check "$L: query-stats-schemas has kvm vm and vcpu stats" \
-		has_targets "$T/$tag.schemas"
-	check "$L: paused: query-stats vm answers every vm stat of the schema" \
-		answers_schema "$T/$tag.vm.paused" "$T/$tag.schemas" vm 1
-	check "$L: paused: query-stats vcpu answers 2 vCPUs with every vcpu stat of the schema" \
-		answers_schema "$T/$tag.vcpu.paused" "$T/$tag.schemas" vcpu 2
-	check "$L: paused: vCPUs that never ran have exits 0" \
-		zero_exits "$T/$tag.vcpu.paused"
+	qmp -f qom-path,cpu-index '{"execute":"query-cpus-fast"}' > "$T/$tag.cpus"
+	dbg_snapshot "$T/$tag.dbg.paused"
+	check "$L: paused: debugfs: no vCPU handled an exit yet (I/O, MMIO, HLT, interrupt, emulation)" \
+		dbg_no_exit_handled "$T/$tag.dbg.paused"
+	if [ "$stats" = 1 ]; then
+		check "$L: query-stats-schemas has kvm vm and vcpu stats" \
+			has_targets "$T/$tag.schemas"
+		check "$L: paused: query-stats vm answers every vm stat of the schema" \
+			answers_schema "$T/$tag.vm.paused" "$T/$tag.schemas" vm 1
+		check "$L: paused: query-stats vcpu answers 2 vCPUs with every vcpu stat of the schema" \
+			answers_schema "$T/$tag.vcpu.paused" "$T/$tag.schemas" vcpu 2
+		check "$L: paused: vCPUs that never ran have exits 0" \
+			zero_exits "$T/$tag.vcpu.paused" "$T/$tag.dbg.paused"
+	else
+		check "$L: query-stats-schemas has no kvm stats (no binary stats)" \
+			no_kvm "$T/$tag.schemas"
+		check "$L: paused: query-stats vm answers no kvm stats" \
+			no_kvm "$T/$tag.vm.paused"
+		check "$L: paused: query-stats vcpu answers no kvm stats" \
+			no_kvm "$T/$tag.vcpu.paused"
+	fi
 
 	want="exits halt_exits"
-	[ "$tag" = mod ] && want="exits exit_reasons_svm guest_ns"
+	[ "$tag" = mod ] && want="exits $EXIT_STAT guest_ns"
 	names=$(echo "$want" | sed 's/\([a-z_]*\)/"\1"/g; s/ /,/g')
 	qmp -s "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\",\"providers\":[{\"provider\":\"kvm\",\"names\":[$names]}]}}" \
 		> "$T/$tag.vcpu.names" 2>&1
-	check "$L: providers filter: only $want" \
-		only_names "$T/$tag.vcpu.names" 2 $want
-	p0=$(paths "$T/$tag.vcpu.paused" | head -n 1)
+	p0=$(awk '$2 == 0 { print $1 }' "$T/$tag.cpus")
 	qmp -s "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\",\"vcpus\":[\"$p0\"]}}" \
 		> "$T/$tag.vcpu.one" 2>&1
-	check "$L: vcpus filter: only $p0" \
-		only_path "$T/$tag.vcpu.one" "$p0"
+	if [ "$stats" = 1 ]; then
+		check "$L: providers filter: only $want" \
+			only_names "$T/$tag.vcpu.names" 2 $want
+		check "$L: vcpus filter: only $p0" \
+			only_path "$T/$tag.vcpu.one" "$p0"
+	else
+		check "$L: providers filter kvm: answers nothing, no error" \
+			no_kvm "$T/$tag.vcpu.names"
+		check "$L: vcpus filter $p0: answers nothing, no error" \
+			no_kvm "$T/$tag.vcpu.one"
+	fi
 
 	# Run SeaBIOS, then stop: the counters are still while we read.
 	qmp '{"execute":"cont"}' > /dev/null
@@ -410,15 +568,22 @@ scenario() {
 	qmp '{"execute":"stop"}' > /dev/null
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.run"
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vm"}}' > "$T/$tag.vm.run"
-	qmp -f qom-path,cpu-index '{"execute":"query-cpus-fast"}' > "$T/$tag.cpus"
+	dbg_snapshot "$T/$tag.dbg.run"
 	check "$L: cont ran the VM for ${RUN_SECONDS}s" \
 		grep -q '"running":true' "$T/$tag.status.run"
-	check "$L: running then stopped: vCPU 0 exited, exits > 0" \
-		ran "$T/$tag.vcpu.run" "$T/$tag.cpus"
-	check "$L: running then stopped: query-stats vcpu answers every vcpu stat of the schema" \
-		answers_schema "$T/$tag.vcpu.run" "$T/$tag.schemas" vcpu 2
-	check "$L: running then stopped: native values are the kernel's (debugfs)" \
-		native_match_debugfs "$tag"
+	if [ "$stats" = 1 ]; then
+		check "$L: running then stopped: vCPU 0 exited, exits > 0" \
+			ran "$T/$tag.vcpu.run" "$T/$tag.cpus"
+		check "$L: running then stopped: query-stats vcpu answers every vcpu stat of the schema" \
+			answers_schema "$T/$tag.vcpu.run" "$T/$tag.schemas" vcpu 2
+		check "$L: running then stopped: native values are the kernel's (debugfs)" \
+			native_match_debugfs "$tag"
+	else
+		check "$L: running then stopped: debugfs: the vCPUs ran, io_exits > 0" \
+			dbg_ran "$T/$tag.dbg.run"
+		check "$L: running then stopped: query-stats vm and vcpu answer no kvm stats" \
+			no_kvm "$T/$tag.vm.run" "$T/$tag.vcpu.run"
+	fi
 	stop_qemu
 }
 
@@ -433,8 +598,16 @@ if ! command -v "$QMP" > /dev/null; then
 	exit 1
 fi
 
+echo "$MODULE_STATS" | tr ' ' '\n' | grep . > "$T/module_stats"
 grep -q '^kvm_statsfd ' /proc/modules && rmmod kvm_statsfd
-if scenario "no module" nat; then
+# The kernel's own answer, asked without the module.
+caps=$("$KCAP" $KVM_CAP_BINARY_STATS_FD 2>&1)
+native=${caps%% *}
+check "no module: KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD) answers 0 or 1, the same on /dev/kvm and a VM fd" \
+	equals "$caps" "$native $native"
+[ "$native" = 1 ] || native=0
+echo "# the kernel's own KVM_CAP_BINARY_STATS_FD: $native"
+if scenario "no module" nat "$native" && [ "$native" = 1 ]; then
 	check "no module: none of the module's stats in schemas or answers" \
 		has_no_module_stats "$T/nat.schemas" "$T/nat.vm.paused" \
 		"$T/nat.vcpu.paused" "$T/nat.vm.run" "$T/nat.vcpu.run"
@@ -444,19 +617,28 @@ if ! out=$(insmod "$KO" 2>&1); then
 	ok 1 "module: insmod $KO" "$out"
 	exit 1
 fi
-if scenario "module" mod; then
-	check "module: schema: every native vm stat unchanged, in order, plus only the module's" \
-		native_kept "$T/nat.schemas" "$T/mod.schemas" vm
-	check "module: schema: every native vcpu stat unchanged, in order, plus only the module's" \
-		native_kept "$T/nat.schemas" "$T/mod.schemas" vcpu
+check "module: KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD) is 1 on /dev/kvm and a VM fd" \
+	equals "$("$KCAP" $KVM_CAP_BINARY_STATS_FD 2>&1)" "1 1"
+if scenario "module" mod 1; then
+	if [ "$native" = 1 ]; then
+		check "module: schema: every native vm stat unchanged, in order, plus only the module's" \
+			native_kept "$T/nat.schemas" "$T/mod.schemas" vm
+		check "module: schema: every native vcpu stat unchanged, in order, plus only the module's" \
+			native_kept "$T/nat.schemas" "$T/mod.schemas" vcpu
+	else
+		check "module: schema: the native vm stats are the kernel's debugfs stats, then only the module's" \
+			native_is_debugfs "$T/mod.schemas" vm "$T/mod.dbg.run"
+		check "module: schema: the native vcpu stats are the kernel's debugfs stats, every one once, then only the module's" \
+			native_is_debugfs "$T/mod.schemas" vcpu "$T/mod.dbg.run"
+	fi
 	check "module: schema: extended stats have the types, units and buckets QEMU shows" \
 		extended_schema "$T/mod.schemas"
-	check "module: paused: exit_reasons_svm has $SVM_BUCKETS buckets, all 0, guest_ns 0 (VM and vCPUs)" \
+	check "module: paused: $EXIT_STAT has $EXIT_BUCKETS buckets, all 0, guest_ns 0 (VM and vCPUs)" \
 		paused_extended "$T/mod.vm.paused" "$T/mod.vcpu.paused"
 	check "module: paused: vm vcpus=2 before any vCPU ran" \
 		equals "$(value "$T/mod.vm.paused" - vcpus)" 2
-	check "module: running then stopped: per vCPU, exit_reasons_svm total = exits; io/msr buckets, latency, guest_ns, userspace_exits" \
-		running_vcpus "$T/mod.vcpu.run"
+	check "module: running then stopped: per vCPU, $EXIT_STAT total = exits; io/msr buckets, latency, guest_ns, userspace_exits" \
+		running_vcpus "$T/mod.vcpu.run" "$(dbg_value "$T/mod.dbg.paused" exits)"
 	check "module: running then stopped: the VM's stats are the sums of its vCPUs'" \
 		vm_is_sum "$T/mod.vm.run" "$T/mod.vcpu.run"
 	check "module: running then stopped: vm vcpus=2" \

@@ -5,7 +5,7 @@
 # one test kernel with only that test, judge the run.
 #
 # usage: tests/qemu/run.sh [SERIES]
-#   SERIES  6.1 (default) or 6.12
+#   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10 or newest (tests/vm/lanes)
 # BUILD defaults to build/qemu-run/ (not build/, which make check uses);
 # output and logs go to $BUILD/run/<release>/.  The guest's default 1 GB
 # (run-guest.sh GUEST_MEM) is enough: with QEMU and its libraries (~50 MB)
@@ -16,7 +16,7 @@ BUILD=${BUILD:-$TOP/build/qemu-run}
 . "$TOP/tests/vm/lib.sh"
 
 want=${1:-6.1}
-k=$(test_kernels | awk -v s="$want" '$1 == s')
+k=$(SERIES="$want" test_kernels | awk -v s="$want" '$1 == s')
 [ -n "$k" ] || { echo "no test kernel of series $want" >&2; exit 2; }
 read -r series rel root <<< "$k"
 
@@ -33,6 +33,8 @@ mkdir -p "$out"
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--tests "$BUILD/qemu/tests" --tree "$BUILD/qemu/root"
 step "[$series] booting $rel ($(du -h "$out/initrd.gz" | cut -f1) initramfs)"
+# shellcheck disable=SC2046 # the command line is a list of words
 "$TOP/tests/vm/run-guest.sh" \
-	"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test
+	"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test \
+	$(guest_cmdline "$rel" "$root")
 "$TOP/tests/vm/judge.sh" "$out/run" "[$series]"
