@@ -24,7 +24,7 @@ set -euo pipefail
 
 kernel=$1 initrd=$2 outdir=$3 mode=$4
 shift 4
-TIMEOUT=${GUEST_TIMEOUT_BOCHS:-900}
+TIMEOUT=${GUEST_TIMEOUT_BOCHS:-1800}
 MEM=${GUEST_MEM_BOCHS:-1024}
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${CACHE:-$here/../../.cache}
