@@ -24,9 +24,13 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 
 struct ks_kvm_symbols ks_kvm;
+
+/* Where kvm.ko does not export it to us (compat.h). */
+struct kvm_vcpu *(*ks_kvm_get_running_vcpu)(void);
 
 static struct module *ks_kvm_module;
 
@@ -113,5 +117,11 @@ int ks_kvm_symbols_init(void)
 	    !ks_kvm.tp_entry || !ks_kvm.tp_userspace_exit || !ks_kvm.tp_mmio)
 		return -ENOENT;
 	ks_kvm.x86_ops = (struct kvm_x86_ops *)ops;
+	if (!KS_RUNNING_VCPU_EXPORTED) {
+		ks_kvm_get_running_vcpu =
+			(void *)ks_kvm_symbol("kvm_get_running_vcpu", true);
+		if (!ks_kvm_get_running_vcpu)
+			return -ENOENT;
+	}
 	return 0;
 }

@@ -17,7 +17,6 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
-#include <kvm_statsfd/bench.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
@@ -140,19 +139,14 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_probes_init();
 	if (ret)
 		goto out_destroy;
-	ret = ks_bench_init();
-	if (ret)
-		goto out_probes;
 	ret = ks_hook_init();
 	if (ret)
-		goto out_bench;
+		goto out_probes;
 
 	pr_info("version %s loaded (%s stats, %s)\n", KVM_STATSFD_VERSION,
 		ks_superset ? "native and own" : "own", ks_exit_stat_name());
 	return 0;
 
-out_bench:
-	ks_bench_exit();
 out_probes:
 	ks_probes_exit();
 out_destroy:
@@ -171,7 +165,6 @@ out_layout:
 static void __exit kvm_statsfd_exit(void)
 {
 	ks_hook_exit();
-	ks_bench_exit();
 	ks_probes_exit();
 	ks_hook_destroy_exit();
 	ks_sysfs_exit();

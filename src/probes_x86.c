@@ -31,7 +31,6 @@
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
-#include <kvm_statsfd/bench.h>
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/exit_reasons.h>
@@ -228,7 +227,7 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 			      void *val)
 {
-	struct kvm_vcpu *vcpu = kvm_get_running_vcpu();
+	struct kvm_vcpu *vcpu = ks_running_vcpu();
 	struct ks_vcpu *kv;
 
 	if (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE)
@@ -291,54 +290,3 @@ void ks_probes_exit(void)
 	/* No probe may still be running when the counters go. */
 	tracepoint_synchronize_unregister();
 }
-
-#ifdef KVM_STATSFD_BENCH
-/*
- * Benchmark builds only (KVM_STATSFD_BENCH=1): drive the exit and entry
- * probes @iters times on @vcpu, and a plain increment as many times, with
- * preemption disabled in chunks.  Results in ns and TSC cycles.
- */
-void ks_bench_probes(struct kvm_vcpu *vcpu, u64 iters, u64 *probe_ns,
-		     u64 *probe_cycles, u64 *plain_ns, u64 *plain_cycles,
-		     u64 *clock_ns)
-{
-	u32 isa = ks_vendor_svm ? KS_ISA_SVM : KS_ISA_VMX;
-	struct ks_vcpu *kv = ks_vcpu_get(vcpu, GFP_KERNEL);
-	u64 done, i, n, t, c;
-
-	*probe_ns = *probe_cycles = *plain_ns = *plain_cycles = 0;
-	*clock_ns = 0;
-	if (!kv)
-		return;
-	for (done = 0; done < iters; done += n) {
-		n = min_t(u64, iters - done, 10000);
-		preempt_disable();
-		t = ktime_get_ns();
-		c = rdtsc_ordered();
-		for (i = 0; i < n; i++) {
-			KS_KVM_EXIT_PROBE_CALL(ks_probe_kvm_exit, vcpu, isa);
-			ks_probe_kvm_entry(NULL, vcpu, false);
-		}
-		*probe_cycles += rdtsc_ordered() - c;
-		*probe_ns += ktime_get_ns() - t;
-
-		/* What upstream does per exit: one plain increment. */
-		t = ktime_get_ns();
-		c = rdtsc_ordered();
-		for (i = 0; i < n; i++)
-			ks_inc(&kv->c.exit_reasons[0]);
-		*plain_cycles += rdtsc_ordered() - c;
-		*plain_ns += ktime_get_ns() - t;
-
-		/* The probes' two clock reads per exit, alone. */
-		t = ktime_get_ns();
-		for (i = 0; i < n; i++) {
-			ktime_get_mono_fast_ns();
-			ktime_get_mono_fast_ns();
-		}
-		*clock_ns += ktime_get_ns() - t;
-		preempt_enable();
-		cond_resched();
-	}
-}
-#endif

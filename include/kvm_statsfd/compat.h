@@ -15,6 +15,9 @@
  *   KS_HAVE_FTRACE_FL_RECURSION ftrace ops opt in to recursion protection
  *				 (5.11+); before, it was the default
  *   KS_HAVE_VM_DEAD		 struct kvm has vm_dead (5.15+)
+ *   KS_HAVE_RUNNING_VCPU_EXPORT kvm_get_running_vcpu() is exported to any
+ *				 module (7.x exports it to kvm-amd/kvm-intel
+ *				 only)
  */
 #ifndef _KVM_STATSFD_COMPAT_H
 #define _KVM_STATSFD_COMPAT_H
@@ -125,6 +128,27 @@ static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 /* Before 5.11 recursion protection was on unless an ops opted out. */
 #ifndef KS_HAVE_FTRACE_FL_RECURSION
 #define FTRACE_OPS_FL_RECURSION	0
+#endif
+
+/*
+ * The vCPU loaded on this CPU (KVM keeps it across preemption with its
+ * preempt notifiers).  Where kvm.ko no longer exports the function to us,
+ * kvm_symbols.c finds it in kvm.ko like the ioctl handlers.
+ */
+extern struct kvm_vcpu *(*ks_kvm_get_running_vcpu)(void);
+
+#ifdef KS_HAVE_RUNNING_VCPU_EXPORT
+#define KS_RUNNING_VCPU_EXPORTED	true
+static inline struct kvm_vcpu *ks_running_vcpu(void)
+{
+	return kvm_get_running_vcpu();
+}
+#else
+#define KS_RUNNING_VCPU_EXPORTED	false
+static inline struct kvm_vcpu *ks_running_vcpu(void)
+{
+	return ks_kvm_get_running_vcpu();
+}
 #endif
 
 static inline bool ks_kvm_is_dead(struct kvm *kvm)

@@ -28,10 +28,17 @@ nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 echo "$nonce" > "$outdir/nonce"
 : > "$outdir/results.log"
 
+# GUEST_ICOUNT=1: the guest runs one instruction per virtual nanosecond and
+# its TSC ticks once per instruction, so that make bench counts instructions.
+# (A nested VM makes no progress that way: benchmarks there never run one.)
+icount=()
+[ "${GUEST_ICOUNT:-0}" = 1 ] && icount=(-icount shift=0,sleep=off,align=off)
+
 rc=0
 timeout --foreground -k 5 "$TIMEOUT" \
 	qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=single -cpu "$CPU" -smp "$SMP" -m "$MEM" \
+	"${icount[@]}" \
 	-nographic -no-reboot -nodefaults \
 	-fw_cfg name=etc/sercon-port,string=0 \
 	-serial "file:$outdir/console.log" \
