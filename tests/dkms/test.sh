@@ -21,14 +21,15 @@
 # its framework variables name (here from the environment).
 #
 # usage: tests/dkms/test.sh [KERNELS_FILE]   (root: dkms refuses otherwise)
-# Prints TAP, then "N passed, N failed".  KEEP=1 keeps the temporary tree.
+# Prints TAP, then "N passed, N failed[, N skipped]" (a skip is not a
+# pass).  KEEP=1 keeps the temporary tree.
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
 PKG=kvm-statsfd
 MOD=kvm_statsfd
 T=$(mktemp -d "${TMPDIR:-/tmp}/ks-dkms.XXXXXX")
-n=0 passed=0 failed=0
+n=0 passed=0 failed=0 skipped=0
 
 ok() {	# ok STATUS NAME [DIAG...]
 	local st=$1 name=$2
@@ -54,7 +55,11 @@ check() {
 
 finish() {
 	if [ "${KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
-	echo "$passed passed, $failed failed"
+	if [ "$skipped" = 0 ]; then
+		echo "$passed passed, $failed failed"
+	else
+		echo "$passed passed, $failed failed, $skipped skipped"
+	fi
 	[ "$failed" = 0 ]
 	exit
 }
@@ -77,7 +82,7 @@ check "dkms.conf: PACKAGE_NAME $PKG, BUILT_MODULE_NAME $MOD, MAKE builds only th
 	= "$PKG $MOD make module KDIR=KDIR"
 
 if [ "$(id -u)" != 0 ]; then
-	n=$((n + 1))
+	n=$((n + 1)) skipped=$((skipped + 1))
 	echo "ok $n - dkms and make install # SKIP not root (dkms needs root)"
 	finish
 fi

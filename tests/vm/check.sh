@@ -100,17 +100,18 @@ host_kbuild_case() { host_start kbuild case "$@"; }
 host_kbuild_suite() { host_start kbuild suite "$@"; }
 
 collect_suite() {
-	local name=$1 up uf log="$RUN/host/$1.log"
+	local name=$1 up uf us log="$RUN/host/$1.log"
 	grep -E '^(not )?ok ' "$log" |
 		sed "s/^\(not \)\?ok [0-9]* \(- \)\?/&host $name: /"
-	read -r up uf < <(tail -n 1 "$log" |
-		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p') || true
+	read -r up uf us < <(tail -n 1 "$log" |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed\(, \([0-9]*\) skipped\)\?$/\1 \2 \4/p') || true
 	if [ -z "${up:-}" ]; then
 		echo "not ok - host $name did not report a summary"
 		tail -n 20 "$log" | sed 's/^/#   /'
 		failed=$((failed + 1))
 	else
 		passed=$((passed + up)) failed=$((failed + uf))
+		skipped=$((skipped + ${us:-0}))
 	fi
 }
 
@@ -175,32 +176,54 @@ done
 
 # --- builds ---------------------------------------------------------------
 
+# Each lane's guest starts as soon as the guests' programs and its own
+# kernel's module are built (BUILD/check/build/REL/done); kernels built with
+# the host's compiler go one after the other, each chroot-built kernel in
+# parallel with them (a cold chroot is mostly downloads and dpkg).
+
+# build_kernel SERIES REL ROOT: the one module build for a kernel (and the
+# rig's WARN module on the self-test lane's kernel).
+build_kernel() {
+	local s=$1 rel=$2 root=$3 t
+	t=$(date +%s)
+	mkdir -p "$RUN/build/$rel"
+	if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
+		{ [ "$WARN_LANE" != "$s" ] ||
+			build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
+		touch "$RUN/build/$rel/ok"
+		progress "[$s] kvm_statsfd.ko built for $rel ($(builder_of_root "$root"), $(($(date +%s) - t)) s)"
+	else
+		progress "[$s] module build FAILED for $rel (log: $RUN/build/$rel/log)"
+	fi
+	touch "$RUN/build/$rel/done"
+}
+
 progress "building the guests' programs and one module per kernel"
-(build_userspace > "$RUN/userspace.log" 2>&1; echo $? > "$RUN/userspace.rc") &
-up_pid=$!
+(
+	build_userspace > "$RUN/userspace.log" 2>&1
+	echo $? > "$RUN/userspace.rc.tmp"
+	mv "$RUN/userspace.rc.tmp" "$RUN/userspace.rc"
+	progress "guests' programs built"
+) &
+while read -r s rel root; do
+	case "$(builder_of_root "$root")" in
+	chroot*) build_kernel "$s" "$rel" "$root" & ;;
+	esac
+done < "$RUN/kernels"
 (
 	while read -r s rel root; do
-		t=$(date +%s)
-		mkdir -p "$RUN/build/$rel"
-		if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
-			{ [ "$WARN_LANE" != "$s" ] ||
-				build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
-			touch "$RUN/build/$rel/ok"
-			progress "[$s] kvm_statsfd.ko built for $rel ($(builder_of_root "$root"), $(($(date +%s) - t)) s)"
-		else
-			progress "[$s] module build FAILED for $rel (log: $RUN/build/$rel/log)"
-		fi
+		[ "$(builder_of_root "$root")" = host ] || continue
+		build_kernel "$s" "$rel" "$root"
 	done < "$RUN/kernels"
 ) &
-wait "$!"
-wait "$up_pid"
-if [ "$(cat "$RUN/userspace.rc")" != 0 ]; then
-	cat "$RUN/userspace.log" >&2
-	echo "not ok - building the tools and selftests failed"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-progress "builds done"
+
+# wait_for FILE...: until every FILE exists.
+wait_for() {
+	local f
+	for f in "$@"; do
+		while [ ! -e "$f" ]; do sleep 1; done
+	done
+}
 
 # --- guests ---------------------------------------------------------------
 
@@ -226,6 +249,11 @@ guest() {
 	shift 5
 	rel=${REL_OF[$s]} root=${ROOT_OF[$s]}
 	mkdir -p "$out"
+	wait_for "$RUN/userspace.rc" "$RUN/build/$rel/done"
+	if [ "$(cat "$RUN/userspace.rc")" != 0 ]; then
+		echo "building the tools and selftests failed" > "$out/failed"
+		return
+	fi
 	if [ ! -f "$RUN/build/$rel/ok" ]; then
 		echo "module build failed" > "$out/failed"
 		return
@@ -247,6 +275,8 @@ lane() {
 	mkdir -p "$out"
 	case "$runner" in
 	script:*)
+		# Lane scripts put the guests' programs in their initramfs.
+		wait_for "$RUN/userspace.rc"
 		progress "[$name] lane script ${runner#script:} started"
 		t=$(date +%s)
 		"$TOP/${runner#script:}" "$out" > "$out/lane.tap"
@@ -284,8 +314,10 @@ guests_pid=$!
 
 # --- host work beside the guests -----------------------------------------
 
+# Lint reads the logs of the module builds: it waits for them.
 host_kbuild_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
-	env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
+	sh -c 'while [ ! -e "$1" ]; do sleep 1; done; shift; exec "$@"' sh \
+	"$RUN/build/all-done" env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
 MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
 host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
@@ -299,6 +331,12 @@ host_suite tools-host $MAKE_QUIET -C "$TOP/tests/tools" \
 # DKMS and make install against the kernels built with the host's compiler.
 host_kbuild_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
 host_launch
+# All module builds done: lint may start.
+(
+	while read -r _ rel _; do wait_for "$RUN/build/$rel/done"; done < "$RUN/kernels"
+	touch "$RUN/build/all-done"
+	progress "module builds done"
+) &
 
 wait "$guests_pid"
 wait
@@ -307,6 +345,11 @@ progress "all runs finished; judging"
 # --- results --------------------------------------------------------------
 
 collect_host
+if [ "$(cat "$RUN/userspace.rc" 2>/dev/null)" != 0 ]; then
+	echo "not ok - host: building the tools and selftests for the guests"
+	tail -n 30 "$RUN/userspace.log" | sed 's/^/#   /'
+	failed=$((failed + 1))
+fi
 
 # rig_selftest NAME RUN: the rig must call a WARN run a failure: with
 # panic_on_warn the guest never reports, without it the kernel log gives it

@@ -183,6 +183,10 @@ fetch_one() {
 	fi
 	mkdir -p "$debs"
 	pkgs=$(packages_of "$s" "$rel")
+	# Kernels fetched side by side share packages (linux-kbuild-6.1):
+	# one download at a time.
+	exec 7> "$debs/.lock"
+	flock 7
 	for pkg in $pkgs; do
 		if ! ls "$debs/${pkg}_"*.deb >/dev/null 2>&1; then
 			log "downloading $pkg"
@@ -192,6 +196,7 @@ fetch_one() {
 				{ echo "download of $pkg failed" >&2; return 1; }
 		fi
 	done
+	exec 7>&-
 	log "unpacking $rel"
 	rm -rf "$root.tmp"
 	mkdir -p "$root.tmp"
@@ -232,10 +237,22 @@ main() {
 			pairs+=("$s $r")
 		done
 	fi
+	# Side by side: a cold fetch is mostly xz decompression.  Printed in
+	# the order asked for.
+	local tmp i=0 pids=() rc=0
+	tmp=$(mktemp -d)
 	for r in "${pairs[@]}"; do
 		# shellcheck disable=SC2086
-		fetch_one $r
+		fetch_one $r > "$tmp/$i" &
+		pids+=($!)
+		i=$((i + 1))
 	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || rc=1
+		cat "$tmp/$i"
+	done
+	rm -rf "$tmp"
+	return "$rc"
 }
 
 main "$@"
