@@ -61,6 +61,7 @@ static int ks_kind_build(enum ks_kind_id id)
 
 	k->native_size = n->words * sizeof(u64);
 	k->native_word_off = n->word_off;
+	k->native_struct_off = n->struct_off;
 	k->own_size = own_end;
 	k->descs_size = (n->num_desc + nr_own) * KS_DESC_SIZE;
 	k->descs = kzalloc(k->descs_size, GFP_KERNEL);

@@ -63,8 +63,6 @@ static int ks_native_build(enum ks_kind_id kind, const char *hdr_sym,
 {
 	const struct kvm_stats_header *hdr;
 	struct ks_native *n = &ks_natives[kind];
-	u32 *word_off;
-	u32 i;
 
 	hdr = (const void *)ks_kvm_symbol(hdr_sym, false);
 	n->descs = (const void *)ks_kvm_symbol(desc_sym, false);
@@ -81,12 +79,7 @@ static int ks_native_build(enum ks_kind_id kind, const char *hdr_sym,
 		       ks_kind_names[kind]);
 		return -EINVAL;
 	}
-	word_off = kcalloc(n->words, sizeof(*word_off), GFP_KERNEL);
-	if (!word_off)
-		return -ENOMEM;
-	for (i = 0; i < n->words; i++)
-		word_off[i] = stat_off + i * sizeof(u64);
-	n->word_off = word_off;
+	n->struct_off = stat_off;
 	return ks_native_check(ks_kind_names[kind], n, hdr->name_size);
 }
 
@@ -116,8 +109,6 @@ void ks_native_exit(void)
 {
 	int i;
 
-	for (i = 0; i < KS_NR_KINDS; i++) {
-		kfree(ks_natives[i].word_off);
+	for (i = 0; i < KS_NR_KINDS; i++)
 		ks_natives[i] = (struct ks_native){ 0 };
-	}
 }

@@ -41,10 +41,11 @@ atomic_long_t ks_nr_files;
 #define KS_BOUNCE_WORDS	64
 
 /*
- * Words [@first, @first + @n) of the file's data block: the native block
- * (the kernel's stats struct), then the own block (a vCPU's counters, or
- * the VM's aggregated from its vCPUs).  Every u64 is loaded whole, so a
- * reader never sees half of an update.
+ * Words [@first, @first + @n) of the file's data block past what
+ * ks_read_range() copies straight: native words gathered from their
+ * places (kernels without binary stats), then the own block (a vCPU's
+ * counters, or the VM's aggregated from its vCPUs).  Every u64 is loaded
+ * whole, so a reader never sees half of an update of ours.
  */
 static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 {
@@ -54,8 +55,9 @@ static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 	u32 i;
 
 	for (i = 0; i < n && first + i < native_words; i++)
-		buf[i] = READ_ONCE(*(const u64 *)(sf->native_base +
-						  k->native_word_off[first + i]));
+		buf[i] = k->native_word_off ?
+			READ_ONCE(*(const u64 *)(sf->native_base +
+						 k->native_word_off[first + i])) : 0;
 	if (i == n)
 		return;
 	first += i - native_words;
@@ -97,13 +99,20 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 {
 	const struct ks_kind *k = sf->kind;
 	const struct kvm_stats_header *h = &k->header;
+	/* KVM's own stats struct is copied as KVM copies it. */
+	u64 direct_end = h->data_offset +
+			 (k->native_word_off ? 0 : k->native_size);
 
-	while (len && pos < h->data_offset) {
+	while (len && pos < direct_end) {
 		const void *src;
 		u64 start, end;
 		size_t n;
 
-		if (pos < h->id_offset) {
+		if (pos >= h->data_offset) {
+			start = h->data_offset;
+			end = direct_end;
+			src = sf->native_base + k->native_struct_off;
+		} else if (pos < h->id_offset) {
 			start = 0;
 			end = sizeof(*h);
 			src = h;

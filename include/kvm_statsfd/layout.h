@@ -62,8 +62,9 @@ struct ks_kind {
 	u8 *descs;		/* header.num_desc descriptors, immutable */
 	u32 descs_size;
 	u32 native_size;	/* bytes of the native block */
-	/* Byte offset of each native word in struct kvm or kvm_vcpu. */
+	/* Where the native words are (struct ks_native). */
 	const u32 *native_word_off;
+	u32 native_struct_off;
 	u32 own_size;		/* bytes of the module's own block */
 	u64 file_size;
 };

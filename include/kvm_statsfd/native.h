@@ -17,8 +17,13 @@ struct ks_native {
 	u32 num_desc;
 	const u8 *descs;	/* num_desc descriptors of KS_DESC_SIZE bytes */
 	u32 words;		/* u64 words of the native data block */
-	/* Byte offset of each word in struct kvm (VM) or kvm_vcpu (vCPU). */
+	/*
+	 * Byte offset of each word in struct kvm (VM) or kvm_vcpu (vCPU); or
+	 * NULL where the block is KVM's stats struct itself, at struct_off,
+	 * and is copied the way KVM copies it.
+	 */
 	const u32 *word_off;
+	u32 struct_off;
 };
 
 /* The native stats of @kind, valid between init and exit. */
