@@ -158,9 +158,11 @@ ensure_apt_lists() {
 # lib/modules/REL, whichever of /lib or /usr/lib the packages used.
 normalise_root() {
 	local root=$1 rel=$2
-	if [ ! -e "$root/lib/modules/$rel" ] && [ -d "$root/usr/lib/modules/$rel" ]; then
-		mkdir -p "$root/lib/modules"
-		ln -s "../../usr/lib/modules/$rel" "$root/lib/modules/$rel"
+	# lib itself is the link (merged /usr): tools that do not follow a
+	# symbolic link given as their argument (find) still see
+	# lib/modules/REL as a directory.
+	if [ ! -e "$root/lib" ] && [ -d "$root/usr/lib/modules/$rel" ]; then
+		ln -s usr/lib "$root/lib"
 	fi
 	mkdir -p "$root/boot"
 	local f
@@ -177,7 +179,8 @@ fetch_one() {
 	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs
 
 	root="$CACHE/kernels/$rel"
-	if [ -f "$root/.unpacked" ]; then
+	# Trees unpacked before lib became the link are unpacked again.
+	if [ -f "$root/.unpacked" ] && [ ! -L "$root/lib/modules/$rel" ]; then
 		echo "$s $rel $root"
 		return
 	fi
