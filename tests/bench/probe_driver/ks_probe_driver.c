@@ -30,12 +30,7 @@
 #include <asm/msr.h>
 #include <asm/processor.h>
 
-/* KVM's tracepoints, as arch/x86/kvm/trace.h declares them (6.1+). */
-int __traceiter_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa);
-int __traceiter_kvm_entry(void *data, struct kvm_vcpu *vcpu,
-			  bool force_immediate_exit);
-DECLARE_STATIC_CALL(tp_func_kvm_exit, __traceiter_kvm_exit);
-DECLARE_STATIC_CALL(tp_func_kvm_entry, __traceiter_kvm_entry);
+#include "kvm_trace.h"
 
 #define KS_ISA_VMX	1
 #define KS_ISA_SVM	2
