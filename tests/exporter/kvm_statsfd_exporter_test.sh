@@ -267,10 +267,10 @@ a0=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"0\"}")
 a1=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"1\"}")
 ok $((${a0:-0} <= 0 || ${a1:-0} <= 0)) "kvm_vcpu_exits_total for vCPUs 0 and 1, labelled vm, vcpu" \
 	"vcpu0 '$a0' vcpu1 '$a1'" "$(grep '^kvm_vcpu_exits_total' "$T/m1")"
-grep -q "^kvm_vm_exits_by_reason_total{$L,vendor=\"svm\",reason=\"ioio\"} [1-9]" "$T/m1"
-ok $? "VM-wide exit reasons by name and vendor, no vcpu label (svm, ioio)"
-grep -q "^kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"1\",reason=\"ioio\"} [1-9]" "$T/m1"
-ok $? "vCPU exit reasons by name (vCPU 1, ioio)"
+grep -q "^kvm_vm_exits_by_reason_total{$L,vendor=\"svm\",reason=\"io\"} [1-9]" "$T/m1"
+ok $? "VM-wide exit reasons by the kernel's name and vendor, no vcpu label (svm, io)"
+grep -q "^kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"1\",reason=\"io\"} [1-9]" "$T/m1"
+ok $? "vCPU exit reasons by the kernel's name (vCPU 1, io)"
 nr=$(grep -c "^kvm_vm_exits_by_reason_total{$L," "$T/m1")
 ok $((nr != 181)) "every SVM exit reason present, zeros too ($nr of 181)"
 grep -q "^kvm_vm_userspace_exits_total{$L,reason=\"KVM_EXIT_IO\"} [1-9]" "$T/m1"
@@ -298,9 +298,9 @@ j=$(jget "$T/jv" vcpu0 guest_ns)
 between "vCPU 0 guest_ns in seconds" "$(val "$T/m1" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")" \
 	"$(awk -v j="$j" 'BEGIN { if (j != "") printf "%.9f", j / 1e9 }')" \
 	"$(val "$T/m2" "kvm_vcpu_guest_seconds_total{$L,vcpu=\"0\"}")"
-ek="kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"0\",reason=\"ioio\"}"
-between "vCPU 0 exit_reasons_svm ioio" "$(val "$T/m1" "$ek")" \
-	"$(jget "$T/jv" vcpu0 "exit_reasons_svm:ioio")" "$(val "$T/m2" "$ek")"
+ek="kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"0\",reason=\"io\"}"
+between "vCPU 0 exit_reasons_svm io" "$(val "$T/m1" "$ek")" \
+	"$(jget "$T/jv" vcpu0 "exit_reasons_svm:io")" "$(val "$T/m2" "$ek")"
 between "VM io_out_exits" "$(val "$T/m1" "kvm_vm_io_out_exits_total{$L}")" \
 	"$(jget "$T/jv" vm io_out_exits)" "$(val "$T/m2" "kvm_vm_io_out_exits_total{$L}")"
 

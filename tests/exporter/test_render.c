@@ -101,7 +101,7 @@ static void fill_vcpu0(struct img *im)
 	set_val(im, &st[3], 3, 5);
 	set_val(im, &st[3], 31, 7);
 	zero_stat(im, &st[4]);
-	set_val(im, &st[4], 0x7b, 1000);	/* ioio */
+	set_val(im, &st[4], 0x7b, 1000);	/* io (SVM_EXIT_IOIO) */
 	set_val(im, &st[4], 0xb0, 3);	/* npf: SVM exit 0x400 is bucket 0xb0 */
 	set_val(im, &st[4], 180, 2);	/* other */
 	set_val(im, &st[5], 0, 1);
@@ -437,14 +437,15 @@ static void test_render(void)
 	/* VM-wide stats: no vcpu label */
 	expect(out, "kvm_vm_remote_tlb_flush_total{vm=\"alice/g1\"} 1000");
 	expect(out, "kvm_vm_pages_4k{vm=\"alice/g1\"} 2000");
-	expect(out, "kvm_vm_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",reason=\"ioio\"} 2000");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",reason=\"io\"} 2000");
 
 	/* exit reasons: one family, vendor label, every reason from the start */
 	expect(out, "# TYPE kvm_vcpu_exits_by_reason_total counter");
-	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"ioio\"} 1000");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"io\"} 1000");
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"npf\"} 3");
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"other\"} 2");
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"hlt\"} 0");
+	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"PF excp\"} 0");
 	ok(count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 3 * 181,
 	   "exit reasons: all 181 reasons of each of 3 vCPU files, zeros too (%d)",
 	   count_prefix(out, "kvm_vcpu_exits_by_reason_total{"));
@@ -526,7 +527,7 @@ static const struct img_stat vmx_vm_stats[] = {
 static void fill_vmx(struct img *im)
 {
 	zero_stat(im, &vmx_vm_stats[1]);
-	set_val(im, &vmx_vm_stats[1], 30, 77);	/* io_instruction */
+	set_val(im, &vmx_vm_stats[1], 30, 77);	/* IO_INSTRUCTION */
 }
 
 /*
@@ -565,8 +566,8 @@ static void test_opts(void)
 	ok(!strstr(out, "kvm_vcpu_"), "default: no per-vCPU series");
 	ok(!strstr(out, "_bucket") && !strstr(out, "halt_wait_seconds_count"),
 	   "default: no histograms");
-	expect(out, "kvm_vm_exits_by_reason_total{vm=\"a\",vendor=\"svm\",reason=\"ioio\"} 2000");
-	expect(out, "kvm_vm_exits_by_reason_total{vm=\"bob/x\",pid=\"2\",vendor=\"vmx\",reason=\"io_instruction\"} 77");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"a\",vendor=\"svm\",reason=\"io\"} 2000");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"bob/x\",pid=\"2\",vendor=\"vmx\",reason=\"IO_INSTRUCTION\"} 77");
 	ok(count_prefix(out, "# TYPE kvm_vm_exits_by_reason_total ") == 1 &&
 	   count_prefix(out, "kvm_vm_exits_by_reason_total{") == 181 + 81,
 	   "SVM and VMX exit reasons in one family, every reason (%d series)",

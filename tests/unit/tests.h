@@ -7,4 +7,8 @@ void test_fuzz(void);
 void test_fd(void);
 void test_tool(void);
 
+#include <stdio.h>
+/* Documentation/exit-reasons.rst's tables: SVM (vmx 0) or VMX (vmx 1). */
+void print_exit_reason_table(FILE *f, int vmx);
+
 #endif

@@ -2,140 +2,116 @@
 /*
  * Names of the buckets of the module's exit-reason histograms.
  *
- * exit_reasons_svm: bucket = SVM exit code for 0x000-0x0af, 0x0b0-0x0b3
- * for codes 0x400-0x403, 180 for everything else.  exit_reasons_vmx:
- * bucket = basic exit reason 0-79, 80 for everything else.  The mapping is
- * ABI (Documentation/exit-reasons.rst); the names follow the SVM_EXIT_* and
- * EXIT_REASON_* constants of Linux's asm/svm.h and asm/vmx.h, lower case.
+ * The bucket <-> code map is include/kvm_statsfd/uapi.h's alone
+ * (kvm_statsfd_svm_code(), kvm_statsfd_vmx_code()); the names are the
+ * kernel's own, from the SVM_EXIT_REASONS and VMX_EXIT_REASONS tables of
+ * the uapi <asm/svm.h> and <asm/vmx.h> the tools are built against: the
+ * strings perf and the kvm_exit tracepoint show, spelled exactly as the
+ * kernel spells them ("io", "hypercall", "PF excp", "read_rt",
+ * "IO_INSTRUCTION").  A code that has a bucket of its own but no entry in
+ * the kernel's table is "code_0x%03x" (SVM) or "reason_%u" (VMX); the last
+ * bucket is "other".  Documentation/exit-reasons.rst lists the result and
+ * a unit test compares the two.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/kvm.h>	/* the *_VECTOR constants SVM_EXIT_REASONS uses */
+#include <asm/svm.h>
+#include <asm/vmx.h>
+
 #include "kvm_statsfd/uapi.h"
 #include "kvmstats.h"
 
-/* The bucket <-> code map is uapi.h's alone. */
 #define SVM_BUCKETS	KVM_STATSFD_SVM_BUCKETS
 #define SVM_OTHER	KVM_STATSFD_SVM_OTHER
 #define VMX_BUCKETS	KVM_STATSFD_VMX_BUCKETS
 #define VMX_OTHER	KVM_STATSFD_VMX_OTHER
 
-/* Indexes 0x60 and up that have a name; 0x00-0x5f are generated. */
-static const char *const svm_high[] = {
-	[0x60] = "intr",		[0x61] = "nmi",
-	[0x62] = "smi",			[0x63] = "init",
-	[0x64] = "vintr",		[0x65] = "cr0_sel_write",
-	[0x66] = "idtr_read",		[0x67] = "gdtr_read",
-	[0x68] = "ldtr_read",		[0x69] = "tr_read",
-	[0x6a] = "idtr_write",		[0x6b] = "gdtr_write",
-	[0x6c] = "ldtr_write",		[0x6d] = "tr_write",
-	[0x6e] = "rdtsc",		[0x6f] = "rdpmc",
-	[0x70] = "pushf",		[0x71] = "popf",
-	[0x72] = "cpuid",		[0x73] = "rsm",
-	[0x74] = "iret",		[0x75] = "swint",
-	[0x76] = "invd",		[0x77] = "pause",
-	[0x78] = "hlt",			[0x79] = "invlpg",
-	[0x7a] = "invlpga",		[0x7b] = "ioio",
-	[0x7c] = "msr",			[0x7d] = "task_switch",
-	[0x7e] = "ferr_freeze",		[0x7f] = "shutdown",
-	[0x80] = "vmrun",		[0x81] = "vmmcall",
-	[0x82] = "vmload",		[0x83] = "vmsave",
-	[0x84] = "stgi",		[0x85] = "clgi",
-	[0x86] = "skinit",		[0x87] = "rdtscp",
-	[0x88] = "icebp",		[0x89] = "wbinvd",
-	[0x8a] = "monitor",		[0x8b] = "mwait",
-	[0x8c] = "mwait_cond",		[0x8d] = "xsetbv",
-	[0x8e] = "rdpru",		[0x8f] = "efer_write_trap",
-	[0xa0] = "invlpgb",		[0xa1] = "invlpgb_illegal",
-	[0xa2] = "invpcid",		[0xa3] = "mcommit",
-	[0xa4] = "tlbsync",		[0xa5] = "bus_lock",
-	[0xa6] = "idle_hlt",
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+struct kernel_exit_name {
+	unsigned long long code;
+	const char *name;
 };
 
-/* Codes from KVM_STATSFD_SVM_HIGH_BASE (0x400) on. */
-static const char *const svm_high_codes[KVM_STATSFD_SVM_HIGH_COUNT] = {
-	"npf", "avic_incomplete_ipi", "avic_unaccelerated_access", "vmgexit",
-};
+/* The kernel's tables, verbatim. */
+static const struct kernel_exit_name svm_kernel[] = { SVM_EXIT_REASONS };
+static const struct kernel_exit_name vmx_kernel[] = { VMX_EXIT_REASONS };
 
-/* Exception intercepts 0x40 + vector: the vector's usual mnemonic. */
-static const char *const x86_vectors[32] = {
-	[0] = "de", [1] = "db", [2] = "nmi", [3] = "bp", [4] = "of",
-	[5] = "br", [6] = "ud", [7] = "nm", [8] = "df", [10] = "ts",
-	[11] = "np", [12] = "ss", [13] = "gp", [14] = "pf", [16] = "mf",
-	[17] = "ac", [18] = "mc", [19] = "xm", [20] = "ve", [21] = "cp",
-	[28] = "hv", [29] = "vc", [30] = "sx",
-};
+/* Bucket -> kernel name, NULL where the kernel's table has none. */
+static const char *svm_names[SVM_BUCKETS];
+static const char *vmx_names[VMX_BUCKETS];
 
-static const char *const vmx_names[VMX_OTHER] = {
-	[0] = "exception_nmi",		[1] = "external_interrupt",
-	[2] = "triple_fault",		[3] = "init_signal",
-	[4] = "sipi_signal",		[7] = "interrupt_window",
-	[8] = "nmi_window",		[9] = "task_switch",
-	[10] = "cpuid",			[11] = "getsec",
-	[12] = "hlt",			[13] = "invd",
-	[14] = "invlpg",		[15] = "rdpmc",
-	[16] = "rdtsc",			[17] = "rsm",
-	[18] = "vmcall",		[19] = "vmclear",
-	[20] = "vmlaunch",		[21] = "vmptrld",
-	[22] = "vmptrst",		[23] = "vmread",
-	[24] = "vmresume",		[25] = "vmwrite",
-	[26] = "vmoff",			[27] = "vmon",
-	[28] = "cr_access",		[29] = "dr_access",
-	[30] = "io_instruction",	[31] = "msr_read",
-	[32] = "msr_write",		[33] = "invalid_state",
-	[34] = "msr_load_fail",		[36] = "mwait_instruction",
-	[37] = "monitor_trap_flag",	[39] = "monitor_instruction",
-	[40] = "pause_instruction",	[41] = "mce_during_vmentry",
-	[43] = "tpr_below_threshold",	[44] = "apic_access",
-	[45] = "eoi_induced",		[46] = "gdtr_idtr",
-	[47] = "ldtr_tr",		[48] = "ept_violation",
-	[49] = "ept_misconfig",		[50] = "invept",
-	[51] = "rdtscp",		[52] = "preemption_timer",
-	[53] = "invvpid",		[54] = "wbinvd",
-	[55] = "xsetbv",		[56] = "apic_write",
-	[57] = "rdrand",		[58] = "invpcid",
-	[59] = "vmfunc",		[60] = "encls",
-	[61] = "rdseed",		[62] = "pml_full",
-	[63] = "xsaves",		[64] = "xrstors",
-	[67] = "umwait",		[68] = "tpause",
-	[74] = "bus_lock",		[75] = "notify",
-};
+/*
+ * Fill a bucket table from a kernel table through uapi.h's inverse map:
+ * bucket i names code(i) if the kernel lists it (its first entry wins).
+ * Runs once, before main() and so before any thread of the exporter.
+ */
+static void fill(const char **names, unsigned int buckets,
+		 long (*code_of)(unsigned int),
+		 const struct kernel_exit_name *k, size_t nk)
+{
+	unsigned int i;
+	size_t j;
+	long code;
 
-/* Name of the SVM exit code of bucket i (uapi.h's map). */
+	for (i = 0; i < buckets; i++) {
+		code = code_of(i);
+		if (code < 0)
+			continue;
+		for (j = 0; j < nk; j++) {
+			if (k[j].code == (unsigned long long)code) {
+				names[i] = k[j].name;
+				break;
+			}
+		}
+	}
+}
+
+static long svm_code(unsigned int i)
+{
+	return kvm_statsfd_svm_code(i);
+}
+
+static long vmx_code(unsigned int i)
+{
+	return kvm_statsfd_vmx_code(i);
+}
+
+__attribute__((constructor)) static void exit_names_init(void)
+{
+	fill(svm_names, SVM_BUCKETS, svm_code, svm_kernel, ARRAY_SIZE(svm_kernel));
+	fill(vmx_names, VMX_BUCKETS, vmx_code, vmx_kernel, ARRAY_SIZE(vmx_kernel));
+}
+
 static int svm_name(unsigned int i, char *buf, size_t len)
 {
-	long code = kvm_statsfd_svm_code(i);
+	long code;
 
+	if (i >= SVM_BUCKETS)
+		return -1;
+	if (svm_names[i])
+		return snprintf(buf, len, "%s", svm_names[i]);
+	code = kvm_statsfd_svm_code(i);
 	if (code < 0)
 		return i == SVM_OTHER ? snprintf(buf, len, "other") : -1;
-	if (code >= KVM_STATSFD_SVM_HIGH_BASE)
-		return snprintf(buf, len, "%s",
-				svm_high_codes[code - KVM_STATSFD_SVM_HIGH_BASE]);
-	if (code < 0x40) {
-		/* 0x00-0x0f read_crN, 0x10 write_crN, 0x20 read_drN, 0x30 write_drN */
-		return snprintf(buf, len, "%s_%s%ld", (code & 0x10) ? "write" : "read",
-				(code & 0x20) ? "dr" : "cr", code & 0xf);
-	}
-	if (code < 0x60) {
-		if (x86_vectors[code - 0x40])
-			return snprintf(buf, len, "excp_%s", x86_vectors[code - 0x40]);
-		return snprintf(buf, len, "excp_%ld", code - 0x40);
-	}
-	if (code >= 0x90 && code <= 0x9f)
-		return snprintf(buf, len, "cr%ld_write_trap", code - 0x90);
-	if ((size_t)code < sizeof(svm_high) / sizeof(svm_high[0]) && svm_high[code])
-		return snprintf(buf, len, "%s", svm_high[code]);
 	return snprintf(buf, len, "code_0x%03lx", code);
 }
 
 static int vmx_name(unsigned int i, char *buf, size_t len)
 {
-	long code = kvm_statsfd_vmx_code(i);
+	long code;
 
+	if (i >= VMX_BUCKETS)
+		return -1;
+	if (vmx_names[i])
+		return snprintf(buf, len, "%s", vmx_names[i]);
+	code = kvm_statsfd_vmx_code(i);
 	if (code < 0)
 		return i == VMX_OTHER ? snprintf(buf, len, "other") : -1;
-	if (vmx_names[code])
-		return snprintf(buf, len, "%s", vmx_names[code]);
 	return snprintf(buf, len, "reason_%ld", code);
 }
 
@@ -176,9 +152,6 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
  * uapi constants themselves: whatever <linux/kvm.h> the tools are built
  * against defines is named, the rest is "KVM_EXIT_<n>".
  */
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#endif
 #define KVM_EXIT_NAME(x)	[(x)] = #x
 static const char *const kvm_exit_names[] = {
 	KVM_EXIT_NAME(KVM_EXIT_UNKNOWN),

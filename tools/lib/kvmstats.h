@@ -128,9 +128,10 @@ enum { KVMSTATS_EXIT_NONE, KVMSTATS_EXIT_SVM, KVMSTATS_EXIT_VMX };
 int kvmstats_exit_reason_kind(const struct kvmstats_desc *d);
 
 /*
- * Name of bucket i of such a histogram into buf ("ioio", "npf", "hlt";
- * "code_0x0a7"/"reason_70" for codes without a name; "other" for the last
- * bucket).  Returns the snprintf()-style length, or -1 (buf == "") if d is
+ * Name of bucket i of such a histogram into buf: the kernel's own string
+ * from SVM_EXIT_REASONS/VMX_EXIT_REASONS ("io", "npf", "hlt", "PF excp",
+ * "IO_INSTRUCTION"); "code_0x0a7"/"reason_70" for codes the kernel's table
+ * lacks; "other" for the last bucket.  Returns the snprintf()-style length, or -1 (buf == "") if d is
  * not an exit-reason histogram or i is out of range.
  */
 int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
