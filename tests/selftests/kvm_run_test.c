@@ -37,16 +37,16 @@ FIXTURE_SETUP(vm)
 
 	if (access("/dev/kvm", R_OK | W_OK))
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
-	self->native_cap = ks_native_binary_stats();
-	ASSERT_LE(0, self->native_cap)
-		TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
-		       strerror(-self->native_cap));
 	/* The kernel's own answers, not the module's. */
 	ks_module_save(&self->mod);
 	if (self->mod.was_loaded) {
 		ret = ks_module_unload_wait(2000);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
+	self->native_cap = ks_native_binary_stats();
+	ASSERT_LE(0, self->native_cap)
+		TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
+		       strerror(-self->native_cap));
 	ret = ks_vm_create(&self->vm, ks_code_out_hlt, ks_code_out_hlt_len, 1);
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	self->ready = 1;

@@ -176,13 +176,13 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 	if (access("/dev/kvm", R_OK | W_OK))
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
 	ks_module_save(&c->mod);
-	c->native_cap = ks_native_binary_stats();
-	ASSERT_LE(0, c->native_cap) TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
-					   strerror(-c->native_cap));
 	if (c->mod.was_loaded) {
 		ret = ks_module_unload_wait(2000);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
+	c->native_cap = ks_native_binary_stats();
+	ASSERT_LE(0, c->native_cap) TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
+					   strerror(-c->native_cap));
 	ks_host_exit_codes(&c->ec);
 
 	len = ks_code_cpuid_segments(code, sizeof(code), seg_cpuid, 2);
