@@ -17,7 +17,10 @@
 #     cumulative buckets, +Inf == _count and _sum == the companion total;
 #     nothing counted decreases from one scrape to the next; the stats fds
 #     stay the same fds across scrapes; when the VM exits its fds are closed
-#     and its series are gone; SIGTERM stops the exporter with status 0.
+#     and its series are gone; SIGTERM stops the exporter with status 0;
+#  4. Debian's Prometheus, run in the guest (/opt/prometheus), scrapes the
+#     live exporter and its HTTP API returns the stopped VM's counts that
+#     `kvm-statsfd show --json` reads.
 # The first scrape with the module is printed between "# exporter-metrics-
 # begin" and "# exporter-metrics-end" as "# | " lines, for the host to run
 # promtool on (tests/exporter/promtool-guest.sh).
@@ -351,6 +354,77 @@ nf=$(echo "$fds1" | grep -c kvm)
 ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
 	"after scrape 1: $(echo "$fds1" | tr '\n' ' ')" \
 	"after scrape 2: $(echo "$fds2" | tr '\n' ' ')"
+
+# --- 4. a real Prometheus scrapes the live exporter --------------------------
+# Debian's Prometheus (the guest's /opt/prometheus, build-initramfs.sh
+# --tree from collect-prometheus.sh), on loopback, storage in $T, scrapes
+# this exporter every second.  The VM is stopped (SIGSTOP) first, so its
+# counters hold still: what PromQL returns must be exactly what
+# kvm-statsfd show --json reads.  Bounded: PROM_WAIT seconds for the
+# answer, then Prometheus is stopped.
+PROM=${PROMETHEUS:-/opt/prometheus/prometheus}
+PROM_PORT=${PROMETHEUS_TEST_PORT:-19799}
+PROM_WAIT=${PROMETHEUS_TEST_WAIT:-90}
+# promql EXPR: the value of the first sample of an instant query, or "".
+promql() {
+	q=$(printf '%s' "$1" | sed 's/%/%25/g; s/ /%20/g; s/"/%22/g; s/{/%7B/g; s/}/%7D/g;
+		s/=/%3D/g; s/,/%2C/g; s/\//%2F/g; s/(/%28/g; s/)/%29/g; s/+/%2B/g')
+	# (busybox 1.35 wget -T segfaults: timeout bounds it instead.)
+	timeout 10 wget -q -O - "http://127.0.0.1:$PROM_PORT/api/v1/query?query=$q" 2>/dev/null |
+		sed -n 's/.*"value":\[[0-9.e+]*,"\([^"]*\)"\].*/\1/p'
+}
+kill -STOP "$vm"
+sleep 0.5
+r=$(st "$KS" show "$vm" --json); json_vals "$T/out" > "$T/jv-stopped"
+sleep 0.5
+r2=$(st "$KS" show "$vm" --json); json_vals "$T/out" > "$T/jv-stopped2"
+want_io=$(jget "$T/jv-stopped" vm io_out_exits)
+want_rs=$(jget "$T/jv-stopped" vm "exit_reasons_svm:io")
+still=1
+[ "$r" = 0 ] && [ "$r2" = 0 ] && cmp -s "$T/jv-stopped" "$T/jv-stopped2" && still=0
+cat > "$T/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: kvm-statsfd
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+prom=
+if [ -x "$PROM" ]; then
+	"$PROM" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom-data" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" > "$T/prom.log" 2>&1 &
+	prom=$!
+	bg_pids="$bg_pids $prom"
+fi
+sel="{vm=\"root/exptest\"}"
+up='' got_io='' got_rs='' t0=$(date +%s) t=0
+while [ -n "$prom" ] && [ $t -lt "$PROM_WAIT" ] && kill -0 "$prom" 2>/dev/null; do
+	[ "$up" = 1 ] || up=$(promql 'up{job="kvm-statsfd"}')
+	if [ "$up" = 1 ]; then
+		got_io=$(promql "kvm_vm_io_out_exits_total$sel")
+		got_rs=$(promql "kvm_vm_exits_by_reason_total{vm=\"root/exptest\",vendor=\"svm\",reason=\"io\"}")
+		[ -n "$got_io" ] && [ -n "$got_rs" ] && break
+	fi
+	sleep 1
+	t=$(($(date +%s) - t0))
+done
+[ "$up" = 1 ]
+ok $? "Prometheus in the guest scrapes the live exporter: up{job=\"kvm-statsfd\"} 1 (${t} s)" \
+	"$PROM: $([ -x "$PROM" ] && echo present || echo missing), up '$up'" \
+	"targets: $(timeout 10 wget -q -O - "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | head -c 1000)" \
+	"$(tail -n 15 "$T/prom.log" 2>/dev/null)"
+[ $still = 0 ] && [ -n "$want_io" ] && [ "$got_io" = "$want_io" ]
+ok $? "PromQL kvm_vm_io_out_exits_total$sel of the stopped VM is show --json's io_out_exits ($want_io)" \
+	"Prometheus '$got_io', show --json '$want_io', counters still: $still"
+[ $still = 0 ] && [ -n "$want_rs" ] && [ "$got_rs" = "$want_rs" ]
+ok $? "PromQL kvm_vm_exits_by_reason_total{reason=\"io\"} of the stopped VM is show --json's exit_reasons_svm io ($want_rs)" \
+	"Prometheus '$got_rs', show --json '$want_rs'"
+if [ -n "$prom" ]; then
+	stop_bg "$prom"
+fi
+kill -CONT "$vm"
 
 stop_bg "$vm"
 i=0

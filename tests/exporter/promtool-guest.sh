@@ -13,6 +13,8 @@
 #     busybox httpd (the guest has no network), and PromQL queries return
 #     the values the scrape holds; the same Prometheus scrapes a live
 #     exporter on this host (no VMs here: its own metrics), gzip and all.
+# (Prometheus scraping the live exporter inside the guest, with the VMs
+# there, is kvm_statsfd_exporter_test's part 4.)
 #
 # Exit 0 if all hold; what failed on stdout otherwise.
 set -uo pipefail

@@ -128,12 +128,15 @@ build_userspace() {
 
 # The build-initramfs.sh options that put every test and tool in a guest.
 # The exporter cannot link statically (GnuTLS): it comes with its shared
-# libraries and loader (tools/exporter/build.mk).
+# libraries and loader (tools/exporter/build.mk).  Debian's Prometheus comes
+# with its own (tests/exporter/collect-prometheus.sh), for the exporter's
+# test; lanes that leave that test out leave */tests-exporter/* out.
 guest_test_payload() {
 	local f
 
 	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
 		--tests "$BUILD/tests-exporter/tests" \
+		--tree "$BUILD/tests-exporter/prometheus-root" \
 		--tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root" \
 		--bin "$BUILD/tests-tools/bin/demo-vm" \
 		--bin "$BUILD/tools/kvm-statsfd"
