@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ks_util.h"
@@ -43,18 +42,10 @@ static long read_long(const char *path)
 static int load_driver(void)
 {
 	const char *path = getenv("KS_PROBE_DRIVER_KO");
-	int fd, ret = 0;
 
 	if (!access(COST, W_OK))
 		return 0;
-	fd = open(path ? path : "/lib/modules/ks_probe_driver.ko",
-		  O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return ks_insmod(path ? path : "/lib/modules/ks_probe_driver.ko", "");
 }
 
 /* One run of the driver: ticks per iteration of each loop, loop removed. */

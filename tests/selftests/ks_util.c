@@ -151,17 +151,22 @@ const char *ks_module_path(void)
 	return p && *p ? p : "kvm_statsfd.ko";
 }
 
-int ks_module_load(const char *params)
+int ks_insmod(const char *path, const char *params)
 {
 	int fd, ret = 0;
 
-	fd = open(ks_module_path(), O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (syscall(SYS_finit_module, fd, params, 0) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int ks_module_load(const char *params)
+{
+	return ks_insmod(ks_module_path(), params);
 }
 
 int ks_module_unload(void)

@@ -45,6 +45,8 @@ extern const size_t ks_code_out_hlt_len;
 
 /* Path of kvm_statsfd.ko: $KVM_STATSFD_KO, or the build tree default. */
 const char *ks_module_path(void);
+/* Load the module file at @path with @params; returns 0 or -errno. */
+int ks_insmod(const char *path, const char *params);
 /* Load the module with @params ("" for none); returns 0 or -errno. */
 int ks_module_load(const char *params);
 /* Unload it; returns 0 or -errno (EBUSY while in use). */

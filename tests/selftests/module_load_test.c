@@ -75,18 +75,6 @@ TEST_F(module, load_unload_loop)
 	}
 }
 
-static int load_module_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int unload_module(const char *name)
 {
 	return syscall(SYS_delete_module, name, O_NONBLOCK) < 0 ? -errno : 0;
@@ -142,9 +130,9 @@ TEST_F(module, refused_without_kvm)
 	EXPECT_EQ(0, ks_module_loaded());
 
 	snprintf(path, sizeof(path), "%s/kvm.ko", dir);
-	ASSERT_EQ(0, load_module_file(path));
+	ASSERT_EQ(0, ks_insmod(path, ""));
 	snprintf(path, sizeof(path), "%s/%s.ko", dir, vendor);
-	ASSERT_EQ(0, load_module_file(path)) TH_LOG("loading %s", path);
+	ASSERT_EQ(0, ks_insmod(path, "")) TH_LOG("loading %s", path);
 	ASSERT_EQ(0, access("/dev/kvm", R_OK | W_OK));
 
 	/* And with KVM back, it loads again. */
