@@ -415,7 +415,7 @@ static void test_exit_reasons_doc(void)
 		fclose(m);
 		fclose(f);
 	}
-	ok(doc != NULL, "%s readable", EXIT_REASONS_RST);
+	ok(!!doc, "%s readable", EXIT_REASONS_RST);
 	for (vmx = 0; vmx < 2; vmx++) {
 		FILE *m = open_memstream(&want, &len);
 
