@@ -280,10 +280,10 @@ void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 
 			switch (ks_own_word_agg(w)) {
 			case KS_AGG_SUM:
-				buf[i] += READ_ONCE(src[w]);
+				buf[i] += READ_ONCE(src[ks_own_word_src(w)]);
 				break;
 			case KS_AGG_MAX:
-				v = READ_ONCE(src[w]);
+				v = READ_ONCE(src[ks_own_word_src(w)]);
 				buf[i] = max(buf[i], v);
 				break;
 			default:
@@ -365,9 +365,9 @@ int ks_counters_init(void)
 	 */
 	ks_vcpu_cache = kmem_cache_create_usercopy("kvm_statsfd_vcpu",
 						   offsetof(struct ks_vcpu, c) +
-						   ks_own_vcpu_size(), 0, flags,
+						   ks_own_counters_size(), 0, flags,
 						   offsetof(struct ks_vcpu, c),
-						   ks_own_vcpu_size(), NULL);
+						   ks_own_counters_size(), NULL);
 	ks_wq = alloc_workqueue("kvm_statsfd", 0, 0);
 	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
 		ks_counters_exit();

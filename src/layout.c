@@ -29,7 +29,7 @@ static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
 		.flags = def->flags,
 		.exponent = def->exponent,
 		.size = def->size,
-		.offset = data_base + def->offset,
+		.offset = data_base + def->served,
 		.bucket_size = def->bucket_size,
 	};
 
@@ -40,7 +40,8 @@ static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
 /* Does a file of kind @id serve the own stat @def? */
 static bool ks_kind_has(enum ks_kind_id id, const struct ks_stat_def *def)
 {
-	return id == KS_KIND_VM || !def->vm_only;
+	return ks_group_enabled(def->group) &&
+	       (id == KS_KIND_VM || !def->vm_only);
 }
 
 static int ks_kind_build(enum ks_kind_id id)
@@ -54,7 +55,7 @@ static int ks_kind_build(enum ks_kind_id id)
 	for (i = 0; i < ks_nr_own_defs; i++) {
 		if (!ks_kind_has(id, &ks_own_defs[i]))
 			continue;
-		own_end = max_t(u32, own_end, ks_own_defs[i].offset +
+		own_end = max_t(u32, own_end, ks_own_defs[i].served +
 				ks_own_defs[i].size * sizeof(u64));
 		nr_own++;
 	}

@@ -27,6 +27,11 @@ module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode,
 		 "superset: the kernel's native stats, then the module's (default); own: only the module's");
 
+static char *stats = "all";
+module_param(stats, charp, 0444);
+MODULE_PARM_DESC(stats,
+		 "the module's stat groups to serve: all (default), none, or a comma-separated list of exit_reasons, latency, class_latency, userspace_exits, io_msr, guest_time");
+
 bool ks_superset = true;
 
 /*
@@ -118,6 +123,9 @@ static int __init kvm_statsfd_init(void)
 		return -EINVAL;
 	}
 
+	ret = ks_groups_init(stats);
+	if (ret)
+		return ret;
 	ret = ks_kvm_symbols_init();
 	if (ret)
 		return ret;
@@ -143,8 +151,9 @@ static int __init kvm_statsfd_init(void)
 	if (ret)
 		goto out_probes;
 
-	pr_info("version %s loaded (%s stats, %s)\n", KVM_STATSFD_VERSION,
-		ks_superset ? "native and own" : "own", ks_exit_stat_name());
+	pr_info("version %s loaded (%s stats, groups %s, %s)\n",
+		KVM_STATSFD_VERSION, ks_superset ? "native and own" : "own",
+		stats, ks_exit_stat_name());
 	return 0;
 
 out_probes:

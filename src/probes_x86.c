@@ -55,22 +55,42 @@ static __always_inline void ks_log_hist_add(u64 *hist, u64 value)
 	hist[i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1]++;
 }
 
-/* One exit-latency sample of the exit @kv last took. */
+/*
+ * One exit-latency sample of the exit @kv last took (exit_ns is only ever
+ * set when a latency group is on).
+ */
 static __always_inline void ks_exit_handled(struct ks_vcpu *kv, u64 now)
 {
 	struct ks_vcpu_counters *c = &kv->c;
 	u64 lat = ks_elapsed(now, kv->exit_ns);
 
 	kv->exit_ns = 0;
-	ks_log_hist_add(c->exit_latency_hist, lat);
-	if (kv->exit_class < KS_NR_CLASSES) {
+	if (ks_group_active(KS_GRP_CLASS_LATENCY) &&
+	    kv->exit_class < KS_NR_CLASSES) {
 		ks_log_hist_add(c->exit_latency_class_hist[kv->exit_class], lat);
 		WRITE_ONCE(c->exit_latency_class_ns[kv->exit_class],
 			   c->exit_latency_class_ns[kv->exit_class] + lat);
 	}
+	if (!ks_group_active(KS_GRP_LATENCY))
+		return;
+	ks_log_hist_add(c->exit_latency_hist, lat);
 	WRITE_ONCE(c->exit_latency_ns, c->exit_latency_ns + lat);
 	if (lat > c->exit_latency_max_ns)
 		WRITE_ONCE(c->exit_latency_max_ns, lat);
+}
+
+/* The clock, where a group needs it; 0 costs nothing otherwise. */
+static __always_inline u64 ks_now(void)
+{
+	return static_branch_likely(&ks_clock_on) ? ktime_get_mono_fast_ns() : 0;
+}
+
+/* Does anything on the exit path need the exit's reason? */
+static __always_inline bool ks_need_reason(void)
+{
+	return ks_group_active(KS_GRP_EXIT_REASONS) ||
+	       ks_group_active(KS_GRP_IO_MSR) ||
+	       ks_group_active(KS_GRP_CLASS_LATENCY);
 }
 
 /* SVM: class, and the I/O and MSR direction from exit_info_1. */
@@ -82,12 +102,15 @@ static __always_inline void ks_svm_exit(struct ks_vcpu *kv, u32 code,
 	switch (code) {
 	case SVM_EXIT_IOIO:
 		kv->exit_class = KS_CLASS_IO;
-		ks_inc(info1 & SVM_IOIO_TYPE_MASK ? &c->io_in_exits :
-						    &c->io_out_exits);
+		if (ks_group_active(KS_GRP_IO_MSR))
+			ks_inc(info1 & SVM_IOIO_TYPE_MASK ? &c->io_in_exits :
+							    &c->io_out_exits);
 		break;
 	case SVM_EXIT_MSR:
 		kv->exit_class = KS_CLASS_MSR;
-		ks_inc(info1 ? &c->msr_write_exits : &c->msr_read_exits);
+		if (ks_group_active(KS_GRP_IO_MSR))
+			ks_inc(info1 ? &c->msr_write_exits :
+				       &c->msr_read_exits);
 		break;
 	case SVM_EXIT_NPF:
 		kv->exit_class = KS_CLASS_NPF;
@@ -112,15 +135,19 @@ static __always_inline void ks_vmx_exit(struct ks_vcpu *kv, u32 reason,
 	switch (reason & 0xffff) {
 	case EXIT_REASON_IO_INSTRUCTION:
 		kv->exit_class = KS_CLASS_IO;
-		ks_inc(qual & BIT(3) ? &c->io_in_exits : &c->io_out_exits);
+		if (ks_group_active(KS_GRP_IO_MSR))
+			ks_inc(qual & BIT(3) ? &c->io_in_exits :
+					       &c->io_out_exits);
 		break;
 	case EXIT_REASON_MSR_READ:
 		kv->exit_class = KS_CLASS_MSR;
-		ks_inc(&c->msr_read_exits);
+		if (ks_group_active(KS_GRP_IO_MSR))
+			ks_inc(&c->msr_read_exits);
 		break;
 	case EXIT_REASON_MSR_WRITE:
 		kv->exit_class = KS_CLASS_MSR;
-		ks_inc(&c->msr_write_exits);
+		if (ks_group_active(KS_GRP_IO_MSR))
+			ks_inc(&c->msr_write_exits);
 		break;
 	case EXIT_REASON_EPT_VIOLATION:
 	case EXIT_REASON_EPT_MISCONFIG:
@@ -140,19 +167,25 @@ static __always_inline void ks_vmx_exit(struct ks_vcpu *kv, u32 reason,
 static void ks_probe_kvm_exit(KS_KVM_EXIT_PROBE_ARGS)
 {
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
-	u64 now = ktime_get_mono_fast_ns();
 	u32 reason, intr_info, error_code;
-	u64 info1, info2;
+	u64 info1, info2, now;
 	u32 index;
 
 	if (unlikely(!kv))
 		return;
-	if (likely(kv->entry_ns))
-		WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns +
-			   ks_elapsed(now, kv->entry_ns));
-	kv->entry_ns = 0;
-	WRITE_ONCE(kv->c.in_guest, 0);
-	kv->exit_ns = now;
+	now = ks_now();
+	if (ks_group_active(KS_GRP_GUEST_TIME)) {
+		if (likely(kv->entry_ns))
+			WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns +
+				   ks_elapsed(now, kv->entry_ns));
+		kv->entry_ns = 0;
+		WRITE_ONCE(kv->c.in_guest, 0);
+	}
+	if (ks_group_active(KS_GRP_LATENCY) ||
+	    ks_group_active(KS_GRP_CLASS_LATENCY))
+		kv->exit_ns = now;
+	if (!ks_need_reason())
+		return;
 
 	/*
 	 * The tracepoint passes no reason: ask the vendor module, as the
@@ -169,7 +202,8 @@ static void ks_probe_kvm_exit(KS_KVM_EXIT_PROBE_ARGS)
 					    KS_VMX_OTHER;
 		ks_vmx_exit(kv, reason, info1);
 	}
-	ks_inc(&kv->c.exit_reasons[index]);
+	if (ks_group_active(KS_GRP_EXIT_REASONS))
+		ks_inc(&kv->c.exit_reasons[index]);
 }
 
 /*
@@ -181,16 +215,19 @@ static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 			       bool force_immediate_exit)
 {
 	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
-	u64 now = ktime_get_mono_fast_ns();
+	u64 now;
 
 	if (unlikely(!kv))
 		return;
 	/* This thread is inside KVM_RUN with it, for kvm_userspace_exit. */
 	ks_vcpu_entered(kv);
+	now = ks_now();
 	if (kv->exit_ns)
 		ks_exit_handled(kv, now);
-	kv->entry_ns = now;
-	WRITE_ONCE(kv->c.in_guest, 1);
+	if (ks_group_active(KS_GRP_GUEST_TIME)) {
+		kv->entry_ns = now;
+		WRITE_ONCE(kv->c.in_guest, 1);
+	}
 }
 
 /*
@@ -207,10 +244,13 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 		return;
 	WRITE_ONCE(kv->in_run, false);
 	if (kv->exit_ns)
-		ks_exit_handled(kv, ktime_get_mono_fast_ns());
+		ks_exit_handled(kv, ks_now());
 	/* A VMX entry failure has no kvm_exit: the guest is not running. */
 	kv->entry_ns = 0;
-	WRITE_ONCE(kv->c.in_guest, 0);
+	if (ks_group_active(KS_GRP_GUEST_TIME))
+		WRITE_ONCE(kv->c.in_guest, 0);
+	if (!ks_group_active(KS_GRP_USERSPACE))
+		return;
 	/*
 	 * -EINTR is a signal (KVM_EXIT_INTR).  On any other error exit_reason
 	 * is not this return's: an older exit's, or KVM_EXIT_UNKNOWN.
@@ -227,11 +267,13 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 			      void *val)
 {
-	struct kvm_vcpu *vcpu = ks_running_vcpu();
+	struct kvm_vcpu *vcpu;
 	struct ks_vcpu *kv;
 
-	if (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE)
+	if (!ks_group_active(KS_GRP_IO_MSR) ||
+	    (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE))
 		return;
+	vcpu = ks_running_vcpu();
 	kv = vcpu ? ks_vcpu_of(vcpu) : NULL;
 	if (unlikely(!kv))
 		return;

@@ -69,7 +69,7 @@ static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 	}
 	own = (const u64 *)&sf->kv->c;
 	for (i = 0; i < n; i++)
-		buf[i] = READ_ONCE(own[first + i]);
+		buf[i] = READ_ONCE(own[ks_own_word_src(first + i)]);
 }
 
 /* Copy @len bytes of the data block, from its byte @off, to @ubuf. */

@@ -14,6 +14,7 @@
 #ifndef _KVM_STATSFD_LAYOUT_H
 #define _KVM_STATSFD_LAYOUT_H
 
+#include <linux/jump_label.h>
 #include <linux/kvm.h>
 #include <linux/types.h>
 
@@ -38,16 +39,42 @@ enum ks_aggregate {
 	KS_AGG_NR_VCPUS,	/* VM only: the number of vCPUs */
 };
 
+/*
+ * Groups of the module's own stats, chosen at load (the stats= parameter):
+ * a disabled group is not served and costs the exit path nothing.
+ */
+enum ks_group {
+	KS_GRP_EXIT_REASONS,
+	KS_GRP_LATENCY,		/* exit latency: histogram, total, peak */
+	KS_GRP_CLASS_LATENCY,	/* the same per exit class */
+	KS_GRP_USERSPACE,	/* userspace_exits by KVM_EXIT_* */
+	KS_GRP_IO_MSR,		/* I/O and MSR exits by direction, MMIO */
+	KS_GRP_GUEST_TIME,	/* guest_ns, in_guest */
+	KS_NR_GROUPS,
+	KS_GRP_ALWAYS = KS_NR_GROUPS,	/* served whatever the load asks */
+};
+
+/* One static key per group, and one for "some group reads the clock". */
+extern struct static_key_true ks_group_on[KS_NR_GROUPS];
+DECLARE_STATIC_KEY_TRUE(ks_clock_on);
+#define ks_group_active(g)	static_branch_likely(&ks_group_on[g])
+
+/* Parse the stats= list, turn the disabled groups' keys off. */
+int ks_groups_init(const char *list);
+bool ks_group_enabled(enum ks_group g);
+
 /* One of the module's own stats. */
 struct ks_stat_def {
 	const char *name;
 	u32 flags;		/* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
 	s16 exponent;
 	u16 size;		/* number of u64 values */
-	u32 offset;		/* byte offset in the own block */
+	u32 offset;		/* byte offset in struct ks_vcpu_counters */
+	u32 served;		/* byte offset in the served own block */
 	u32 bucket_size;	/* LINEAR_HIST only */
 	enum ks_aggregate agg;
 	bool vm_only;		/* past the vCPU block, in VM files only */
+	u8 group;		/* enum ks_group */
 };
 
 enum ks_kind_id {
@@ -83,11 +110,14 @@ bool ks_vendor_is_svm(void);
 unsigned int ks_exit_buckets(void);
 const char *ks_exit_stat_name(void);
 
-/* Bytes of a vCPU's own block; u64 words of a VM's own block. */
+/* Bytes of struct ks_vcpu_counters with this vendor's exit reasons. */
+u32 ks_own_counters_size(void);
+/* Bytes of a vCPU's served own block; u64 words of a VM's. */
 u32 ks_own_vcpu_size(void);
 u32 ks_own_vm_words(void);
-/* How the VM file computes the u64 at @word of its own block. */
+/* Served word @word: how a VM file computes it, where the counter is. */
 enum ks_aggregate ks_own_word_agg(u32 word);
+u32 ks_own_word_src(u32 word);
 
 /* Fill in the vendor-dependent parts of the own stats table. */
 int ks_own_stats_init(void);

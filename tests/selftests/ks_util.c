@@ -603,3 +603,78 @@ int ks_recv_fds(int sock, int *fds, int n)
 	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 	return 0;
 }
+
+static int ks_range_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int ks_data_block_check(int fd, char *why, size_t why_len)
+{
+	const struct kvmstats_desc *d;
+	struct kvmstats s;
+	uint64_t (*r)[2], end = 0, sum = 0;
+	unsigned char *block = NULL, *one = NULL, probe;
+	unsigned int i;
+	int ret = -EBADMSG, dfd = dup(fd);
+
+	if (dfd < 0)
+		return -errno;
+	if (kvmstats_open(&s, dfd)) {
+		snprintf(why, why_len, "libkvmstats: %s", s.err);
+		close(dfd);
+		return -EBADMSG;
+	}
+	r = calloc(s.num_desc + 1, sizeof(*r));
+	for (i = 0; r && i < s.num_desc; i++) {
+		d = &s.descs[i];
+		r[i][0] = d->offset;
+		r[i][1] = d->offset + d->size * 8ULL;
+		sum += d->size;
+	}
+	if (!r)
+		goto out;
+	qsort(r, s.num_desc, sizeof(*r), ks_range_cmp);
+	for (i = 0; i < s.num_desc; end = r[i][1], i++) {
+		if (r[i][0] != end) {
+			snprintf(why, why_len, "a stat starts at byte %llu, the ones before end at %llu",
+				 (unsigned long long)r[i][0], (unsigned long long)end);
+			goto out;
+		}
+	}
+	if (end != sum * 8) {
+		snprintf(why, why_len, "the stats cover %llu bytes, their sizes sum to %llu",
+			 (unsigned long long)end, (unsigned long long)sum * 8);
+		goto out;
+	}
+	block = malloc(sum * 8 + 1);
+	one = malloc(sum * 8 + 1);
+	if (!block || !one)
+		goto out;
+	/* As QEMU reads it: sum(size) * 8 bytes in one pread, then by offset. */
+	if (ks_pread_exact(fd, block, sum * 8, s.hdr.data_offset) ||
+	    pread(fd, &probe, 1, s.hdr.data_offset + sum * 8) != 0) {
+		snprintf(why, why_len, "the data block is not sum(size) * 8 = %llu bytes long",
+			 (unsigned long long)sum * 8);
+		goto out;
+	}
+	for (i = 0; i < s.num_desc; i++) {
+		d = &s.descs[i];
+		if (ks_pread_exact(fd, one, d->size * 8ULL,
+				   s.hdr.data_offset + d->offset) ||
+		    memcmp(one, block + d->offset, d->size * 8ULL)) {
+			snprintf(why, why_len, "%s differs between the block and its own read",
+				 d->name);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(one);
+	free(block);
+	free(r);
+	kvmstats_close(&s);
+	return ret;
+}

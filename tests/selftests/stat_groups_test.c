@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stat groups: kvm_statsfd.ko's stats= parameter chooses which groups of
+ * its own stats it serves (exit_reasons, latency, class_latency,
+ * userspace_exits, io_msr, guest_time; all by default).  For a load with
+ * a subset: exactly those groups' stats are described, the data block is
+ * still tiled exactly as QEMU reads it, what is served still counts
+ * exactly (the exit-reason histogram sums to the native "exits"), and an
+ * unknown group is refused at load.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kvmstats.h"
+#include "ks_util.h"
+
+#define MAX_NAMES	8
+
+/* A stat of each group; "@" stands for this vendor's exit-reason stat. */
+static const char *const counting_stats[] = {
+	"@", "userspace_exits", "io_in_exits", "io_out_exits",
+	"msr_read_exits", "mmio_reads", NULL,
+};
+static const char *const latency_stats[] = {
+	"exit_latency_hist", "exit_latency_ns", "exit_latency_max_ns", NULL,
+};
+static const char *const class_stats[] = {
+	"exit_latency_io_hist", "exit_latency_io_ns", NULL,
+};
+static const char *const time_stats[] = { "guest_ns", "in_guest", NULL };
+static const char *const reason_stats[] = { "@", "userspace_exits", NULL };
+static const char *const no_stats[] = { NULL };
+
+static const unsigned int seg_cpuid[] = { 30, 20 };
+
+FIXTURE(groups) {
+	struct ks_module_state mod;
+	struct ks_exit_codes ec;
+	struct ks_vm vm;
+	int vm_created;
+	int ready;
+};
+
+FIXTURE_VARIANT(groups) {
+	const char *params;
+	const char *const *present[3];
+	const char *const *absent[4];
+};
+
+FIXTURE_VARIANT_ADD(groups, counting) {
+	.params = "stats=exit_reasons,io_msr,userspace_exits",
+	.present = { counting_stats },
+	.absent = { latency_stats, class_stats, time_stats },
+};
+
+FIXTURE_VARIANT_ADD(groups, timing) {
+	.params = "stats=latency,guest_time",
+	.present = { latency_stats, time_stats },
+	.absent = { counting_stats, class_stats },
+};
+
+FIXTURE_VARIANT_ADD(groups, class_latency_only) {
+	.params = "stats=class_latency",
+	.present = { class_stats },
+	.absent = { counting_stats, latency_stats, time_stats },
+};
+
+FIXTURE_VARIANT_ADD(groups, none) {
+	.params = "stats=none",
+	.present = { no_stats },
+	.absent = { counting_stats, latency_stats, class_stats, time_stats },
+};
+
+FIXTURE_VARIANT_ADD(groups, own_mode_counting) {
+	.params = "mode=own stats=exit_reasons,userspace_exits",
+	.present = { reason_stats },
+	.absent = { latency_stats, class_stats, time_stats },
+};
+
+FIXTURE_SETUP(groups)
+{
+	unsigned char code[128];
+	size_t len;
+	int ret;
+
+	if (access("/dev/kvm", R_OK | W_OK))
+		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
+	ks_module_save(&self->mod);
+	if (self->mod.was_loaded) {
+		ret = ks_module_unload_wait(2000);
+		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
+	}
+	ks_host_exit_codes(&self->ec);
+	ret = ks_module_load(variant->params);
+	ASSERT_EQ(0, ret) TH_LOG("loading with %s: %s", variant->params,
+				 strerror(-ret));
+	len = ks_code_cpuid_segments(code, sizeof(code), seg_cpuid, 2);
+	ASSERT_NE(0, len);
+	ret = ks_vm_create(&self->vm, code, len, 1);
+	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
+	self->vm_created = 1;
+	self->ready = 1;
+}
+
+FIXTURE_TEARDOWN(groups)
+{
+	int ret;
+
+	if (self->vm_created)
+		ks_vm_destroy(&self->vm);
+	ks_close_from(3);
+	/* Not the groups the rest of the suite expects: reload as it was. */
+	ret = ks_module_unload_wait(5000);
+	EXPECT_TRUE(ret == 0 || ret == -ENOENT) TH_LOG("%s", strerror(-ret));
+	ret = ks_module_restore(&self->mod);
+	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+}
+
+#define NEED_SETUP() do { if (!self->ready) return; } while (0)
+
+static const char *stat_name(const struct ks_exit_codes *ec, const char *n)
+{
+	return strcmp(n, "@") ? n : ec->stat;
+}
+
+TEST_F(groups, only_the_chosen_groups_are_described)
+{
+	const char *const *const *lists[2] = { variant->present, variant->absent };
+	struct kvmstats s;
+	int fd, l, i, j;
+
+	NEED_SETUP();
+	fd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));
+	ASSERT_EQ(0, kvmstats_open(&s, fd)) TH_LOG("%s", s.err);
+	for (l = 0; l < 2; l++) {
+		for (i = 0; i < (l ? 4 : 3) && lists[l][i]; i++) {
+			for (j = 0; lists[l][i][j]; j++) {
+				const char *n = stat_name(&self->ec, lists[l][i][j]);
+
+				if (l) {
+					EXPECT_EQ(NULL, kvmstats_find(&s, n))
+						TH_LOG("%s served with %s", n,
+						       variant->params);
+				} else {
+					EXPECT_NE(NULL, kvmstats_find(&s, n))
+						TH_LOG("%s missing with %s", n,
+						       variant->params);
+				}
+			}
+		}
+	}
+	kvmstats_close(&s);
+
+	/* The VM file always says how many vCPUs it has. */
+	fd = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kvmstats_open(&s, fd)) TH_LOG("%s", s.err);
+	EXPECT_NE(NULL, kvmstats_find(&s, "vcpus"));
+	kvmstats_close(&s);
+}
+
+TEST_F(groups, block_tiles_and_counts_stay_exact)
+{
+	uint64_t hist[256], exits[1];
+	char why[160] = "";
+	unsigned int i;
+	int fd, vfd, ret;
+	uint64_t sum = 0;
+
+	NEED_SETUP();
+	vfd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	fd = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, vfd);
+	ASSERT_LE(0, fd);
+	/* Opened first: counting starts now, also on PREEMPT_RT. */
+	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+
+	EXPECT_EQ(0, ks_data_block_check(vfd, why, sizeof(why)))
+		TH_LOG("vCPU file, %s: %s", variant->params, why);
+	EXPECT_EQ(0, ks_data_block_check(fd, why, sizeof(why)))
+		TH_LOG("VM file, %s: %s", variant->params, why);
+
+	ret = ks_stat_read(vfd, self->ec.stat, hist, self->ec.buckets, NULL, 0);
+	if (ret == -ENOENT)
+		return;		/* the histogram is not served: nothing to sum */
+	ASSERT_EQ((int)self->ec.buckets, ret);
+	for (i = 0; i < self->ec.buckets; i++)
+		sum += hist[i];
+	EXPECT_EQ(seg_cpuid[0] + seg_cpuid[1], hist[self->ec.cpuid]);
+	EXPECT_EQ(2, hist[self->ec.io]);
+	if (ks_stat_read(vfd, "exits", exits, 1, NULL, 0) == 1) {
+		EXPECT_EQ(exits[0], sum);
+	}
+}
+
+FIXTURE(bad) {
+	struct ks_module_state mod;
+};
+
+FIXTURE_SETUP(bad)
+{
+	int ret;
+
+	ks_module_save(&self->mod);
+	if (self->mod.was_loaded) {
+		ret = ks_module_unload_wait(2000);
+		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
+	}
+}
+
+FIXTURE_TEARDOWN(bad)
+{
+	EXPECT_EQ(0, ks_module_restore(&self->mod));
+}
+
+TEST_F(bad, unknown_group_refused)
+{
+	EXPECT_EQ(-EINVAL, ks_module_load("stats=exit_reasons,bogus"));
+	EXPECT_EQ(0, ks_module_loaded());
+	EXPECT_EQ(-EINVAL, ks_module_load("stats="));
+	EXPECT_EQ(0, ks_module_loaded());
+}
+
+TEST_HARNESS_MAIN
