@@ -368,7 +368,12 @@ int ks_counters_init(void)
 						   ks_own_counters_size(), 0, flags,
 						   offsetof(struct ks_vcpu, c),
 						   ks_own_counters_size(), NULL);
-	ks_wq = alloc_workqueue("kvm_statsfd", 0, 0);
+	/*
+	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue
+	 * that says neither WQ_UNBOUND nor WQ_PERCPU (and the test guests
+	 * panic on WARN); WQ_UNBOUND means the same on every kernel.
+	 */
+	ks_wq = alloc_workqueue("kvm_statsfd", WQ_UNBOUND, 0);
 	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
 		ks_counters_exit();
 		return -ENOMEM;
