@@ -242,6 +242,11 @@ u32 ks_own_word_src(u32 word)
 	return ks_word_src[word];
 }
 
+const u32 *ks_own_word_src_map(void)
+{
+	return ks_word_src;
+}
+
 /* Lay out the served block: the vCPU's stats, then the VM-only ones. */
 int ks_own_stats_init(void)
 {

@@ -41,51 +41,107 @@ atomic_long_t ks_nr_files;
 #define KS_BOUNCE_WORDS	64
 
 /*
- * Words [@first, @first + @n) of the file's data block past what
- * ks_read_range() copies straight: native words gathered from their
- * places (kernels without binary stats), then the own block (a vCPU's
- * counters, or the VM's aggregated from its vCPUs).  Every u64 is loaded
- * whole, so a reader never sees half of an update of ours.
+ * Where word @w of the data block is kept, for every word but a VM file's
+ * own (computed from its vCPUs): in KVM's stats struct, at one of the
+ * counters KVM's debugfs table names (kernels without binary stats), or
+ * in the vCPU's own counters.
  */
+static __always_inline const u64 *ks_word_ptr(const struct ks_stats_file *sf,
+					       const struct ks_kind *k,
+					       u32 native_words,
+					       const u32 *own_src, u32 w)
+{
+	if (w < native_words)
+		return (const u64 *)(sf->native_base +
+				     (k->native_word_off ? k->native_word_off[w] :
+				      k->native_struct_off + w * sizeof(u64)));
+	return (const u64 *)&sf->kv->c + own_src[w - native_words];
+}
+
+/* Words [@first, @first + @n) of the data block into @buf. */
 static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 {
 	const struct ks_kind *k = sf->kind;
 	u32 native_words = k->native_size / sizeof(u64);
-	const u64 *own;
+	const u32 *own_src = ks_own_word_src_map();
 	u32 i;
 
-	for (i = 0; i < n && first + i < native_words; i++)
-		buf[i] = k->native_word_off ?
-			READ_ONCE(*(const u64 *)(sf->native_base +
-						 k->native_word_off[first + i])) : 0;
-	if (i == n)
-		return;
-	first += i - native_words;
-	buf += i;
-	n -= i;
-	if (!sf->kv) {
-		ks_vm_own_fill(sf->vm, first, n, buf);
-		return;
+	for (i = 0; i < n && (sf->kv || first + i < native_words); i++)
+		buf[i] = READ_ONCE(*ks_word_ptr(sf, k, native_words, own_src,
+						first + i));
+	if (i < n)
+		ks_vm_own_fill(sf->vm, first + i - native_words, n - i, buf + i);
+}
+
+/*
+ * Whole words [@first, @first + @n), every one kept somewhere (not a VM
+ * file's own), straight to @dst: each u64 is loaded whole and stored once,
+ * with no copy through the stack, so a reader never sees half of an
+ * update and pays about what KVM's one copy_to_user costs.
+ */
+static int ks_put_words(const struct ks_stats_file *sf, u64 __user *dst,
+			u32 first, u32 n)
+{
+	const struct ks_kind *k = sf->kind;
+	u32 native_words = k->native_size / sizeof(u64);
+	const u32 *own_src = ks_own_word_src_map();
+	const u64 *src;
+	u32 i = 0, end;
+
+	if (!user_access_begin(dst, (size_t)n * sizeof(u64)))
+		return -EFAULT;
+	/* One tight loop per kind of place, this runs for every word read. */
+	end = min(n, native_words > first ? native_words - first : 0);
+	if (!k->native_word_off) {
+		src = (const u64 *)(sf->native_base + k->native_struct_off) + first;
+		for (; i < end; i++)
+			unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
 	}
-	own = (const u64 *)&sf->kv->c;
-	for (i = 0; i < n; i++)
-		buf[i] = READ_ONCE(own[ks_own_word_src(first + i)]);
+	for (; i < end; i++)
+		unsafe_put_user(READ_ONCE(*ks_word_ptr(sf, k, native_words,
+						       own_src, first + i)),
+				dst + i, efault);
+	if (i < n) {
+		src = (const u64 *)&sf->kv->c;
+		own_src += first + i - native_words;
+		for (; i < n; i++, own_src++)
+			unsafe_put_user(READ_ONCE(src[*own_src]), dst + i, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
 }
 
 /* Copy @len bytes of the data block, from its byte @off, to @ubuf. */
 static int ks_read_data(struct ks_stats_file *sf, char __user *ubuf, u64 off,
 			size_t len)
 {
+	u32 native_words = sf->kind->native_size / sizeof(u64);
 	u64 buf[KS_BOUNCE_WORDS];
 
 	while (len) {
-		u32 skip = off % sizeof(u64);
-		size_t n = min_t(size_t, len, sizeof(buf) - skip);
+		u32 w = off / sizeof(u64), skip = off % sizeof(u64);
+		size_t n;
 
-		ks_data_fill(sf, off / sizeof(u64),
-			     DIV_ROUND_UP(skip + n, sizeof(u64)), buf);
-		if (copy_to_user(ubuf, (u8 *)buf + skip, n))
-			return -EFAULT;
+		if (!skip && len >= sizeof(u64) &&
+		    (sf->kv || w < native_words)) {
+			n = len / sizeof(u64);
+			if (!sf->kv)
+				n = min_t(size_t, n, native_words - w);
+			if (ks_put_words(sf, (u64 __user *)ubuf, w, n))
+				return -EFAULT;
+			n *= sizeof(u64);
+		} else {
+			/* Part of a word, or a VM's aggregates: via the stack. */
+			n = min_t(size_t, len, skip || len < sizeof(u64) ?
+					       sizeof(u64) - skip : sizeof(buf));
+			ks_data_fill(sf, w, DIV_ROUND_UP(skip + n, sizeof(u64)),
+				     buf);
+			if (copy_to_user(ubuf, (u8 *)buf + skip, n))
+				return -EFAULT;
+		}
 		ubuf += n;
 		off += n;
 		len -= n;
@@ -99,20 +155,13 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 {
 	const struct ks_kind *k = sf->kind;
 	const struct kvm_stats_header *h = &k->header;
-	/* KVM's own stats struct is copied as KVM copies it. */
-	u64 direct_end = h->data_offset +
-			 (k->native_word_off ? 0 : k->native_size);
 
-	while (len && pos < direct_end) {
+	while (len && pos < h->data_offset) {
 		const void *src;
 		u64 start, end;
 		size_t n;
 
-		if (pos >= h->data_offset) {
-			start = h->data_offset;
-			end = direct_end;
-			src = sf->native_base + k->native_struct_off;
-		} else if (pos < h->id_offset) {
+		if (pos < h->id_offset) {
 			start = 0;
 			end = sizeof(*h);
 			src = h;

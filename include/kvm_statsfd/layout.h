@@ -118,6 +118,8 @@ u32 ks_own_vm_words(void);
 /* Served word @word: how a VM file computes it, where the counter is. */
 enum ks_aggregate ks_own_word_agg(u32 word);
 u32 ks_own_word_src(u32 word);
+/* The same for every served word at once (ks_own_word_src_map()[word]). */
+const u32 *ks_own_word_src_map(void);
 
 /* Fill in the vendor-dependent parts of the own stats table. */
 int ks_own_stats_init(void);

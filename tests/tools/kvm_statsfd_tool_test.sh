@@ -158,8 +158,15 @@ else
 	ok $((e0 <= 0 || d > e0 / 50 + 10)) "show --json: vCPU 0 histogram total matches native exits" \
 		"exits $e0, histogram $h0"
 fi
-grep -q '"reasons": {' "$T/show1.json" && grep -q '"io": [1-9]' "$T/show1.json"
-ok $? "show --json: reasons by the kernel's name (io, SVM_EXIT_IOIO)"
+# The kernel's names of the demo guest's I/O and nested-page-fault exits,
+# for the vendor the module reports (its exit-reason stat's name).
+if grep -q 'exit_reasons_vmx' "$T/show1.json"; then
+	IO_NAME=IO_INSTRUCTION NPF_RE='EPT_(MISCONFIG|VIOLATION)'
+else
+	IO_NAME=io NPF_RE=npf
+fi
+grep -q '"reasons": {' "$T/show1.json" && grep -q "\"$IO_NAME\": [1-9]" "$T/show1.json"
+ok $? "show --json: reasons by the kernel's name ($IO_NAME: SVM_EXIT_IOIO or EXIT_REASON_IO_INSTRUCTION)"
 
 sleep 0.5
 r=$(st "$KS" show $vm --json)
@@ -170,11 +177,9 @@ ok $((m0 <= h0 || f0 < e0)) "show --json twice: counters grow" \
 
 r=$(st "$KS" show $vm)
 line=$(grep -m1 'exit_reasons_' "$T/out")
-case "$line" in
-*[:,]" io "[0-9]*npf* | *npf*", io "[0-9]*) g=0 ;;
-*) g=1 ;;
-esac
-ok $g "show: exit reasons by the kernel's name (io, npf)" "status $r, '$line'"
+printf '%s\n' "$line" | grep -Eq "[:,] $IO_NAME [0-9]" &&
+	printf '%s\n' "$line" | grep -Eq "[:,] $NPF_RE [0-9]"
+ok $? "show: exit reasons by the kernel's name ($IO_NAME, $NPF_RE)" "status $r, '$line'"
 
 r=$(st "$KS" show $vm --vcpu 1 --json)
 grep -q '"vm": null' "$T/out" && grep -q '"vcpu": 1' "$T/out" && ! grep -q '"vcpu": 0' "$T/out"
