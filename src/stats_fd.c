@@ -46,10 +46,9 @@ atomic_long_t ks_nr_files;
  * counters KVM's debugfs table names (kernels without binary stats), or
  * in the vCPU's own counters.
  */
-static __always_inline const u64 *ks_word_ptr(const struct ks_stats_file *sf,
-					       const struct ks_kind *k,
-					       u32 native_words,
-					       const u32 *own_src, u32 w)
+static __always_inline const u64 *
+ks_word_ptr(const struct ks_stats_file *sf, const struct ks_kind *k,
+	    u32 native_words, const u32 *own_src, u32 w)
 {
 	if (w < native_words)
 		return (const u64 *)(sf->native_base +
