@@ -79,9 +79,28 @@ ok $((r != 0 || g != 0)) "--help exits 0 and prints the synopsis" "got $r"
 if grep -q '^kvm_statsfd ' /proc/modules; then
 	rmmod kvm_statsfd 2>/dev/null
 fi
+# Has the kernel binary stats of its own (KVM_CAP_BINARY_STATS_FD, 203)?
+# Debian 11's 5.10 has none: there is nothing native to borrow.
+native=$(ks-kvm-cap 203 2>/dev/null | cut -d' ' -f1)
 if grep -q '^kvm_statsfd ' /proc/modules; then
 	for t in "native: borrowed stats fds read" "native: no fds to borrow gives exit 1 and EIO message"; do
 		skip "$t" "kvm_statsfd is loaded and cannot be unloaded"
+	done
+elif [ "$native" = 0 ]; then
+	# Both cases ask the same of such a kernel: a clear refusal.
+	for t in "native: no binary stats in this kernel: show exits 1 and says why" \
+		"native: no binary stats in this kernel: show --json exits 1 and says why"; do
+		if start_vm "$T/vm-native.log" -t 30; then
+			case "$t" in
+			*--json*) r=$(st "$KS" show $vm --json) ;;
+			*) r=$(st "$KS" show $vm) ;;
+			esac
+			[ -s "$T/err" ]; g=$?
+			ok $((r != 1 || g != 0)) "$t" "status $r" "$(cat "$T/err")"
+			stop_bg $vm
+		else
+			ok 1 "$t" "demo-vm did not start"
+		fi
 	done
 else
 	if start_vm "$T/vm-native.log" -name guest=native -t 30 --stats-fds; then
@@ -189,7 +208,8 @@ r=$(st "$KS" show $vm --vcpu 7); ok $((r != 1)) "show --vcpu 7 (no such vCPU) ex
 r=$(st "$KS" watch $vm -i 0.5 -n 2)
 frames=$(grep -c '^kvm-statsfd watch: .* frame' "$T/out")
 esc=$(tr -dc '\033' < "$T/out" | wc -c)
-grep -Eq 'exit reasons/s:.*[:,] io ([0-9]|<1)' "$T/out"; g=$?
+# The busiest reason comes first, right after the colon.
+grep -Eq "exit reasons/s:(.*,)? $IO_NAME ([0-9]|<1)" "$T/out"; g=$?
 ok $((r != 0 || frames != 2 || esc != 0 || g != 0)) \
 	"watch -n 2 without a tty: 2 frames, no escapes, reasons by name" \
 	"status $r, frames $frames, escapes $esc" "$(head -n 12 "$T/out")"
