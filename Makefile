@@ -4,7 +4,8 @@
 #
 #   make                 build kvm_statsfd.ko for the running kernel, and the tools
 #   make KDIR=DIR        build the module against another kernel tree
-#   make install         install the module for that kernel (modules_install, depmod);
+#   make install         install-module and install-tools
+#   make install-module  install the module for that kernel (modules_install, depmod);
 #                        INSTALL_MOD_PATH=DIR installs under DIR instead of /
 #   make install-tools   kvm-statsfd, kvm-statsfd-exporter, their man pages, bash
 #                        completion and the exporter's systemd unit (DESTDIR, PREFIX)
@@ -39,12 +40,14 @@ tools:
 # have none), so depmod runs here, on the same tree.
 KRELEASE = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
 
-# The tools install apart from the module: `make install` runs once per
-# kernel (DKMS, tests/dkms), the tools once per host.
+# The module installs once per kernel (install-module: DKMS, tests/dkms),
+# the tools once per host; `make install` does both.
+install: install-module install-tools
+
 install-tools:
 	$(MAKE) -C tools O=$(BUILD)/tools install
 
-install: module
+install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	depmod $(if $(INSTALL_MOD_PATH),-b $(abspath $(INSTALL_MOD_PATH))) -a $(KRELEASE)
 
@@ -83,4 +86,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(BUILD)
 
-.PHONY: all module tools install install-tools deps check demo lint bench stress unit kselftest clean
+.PHONY: all module tools install install-module install-tools deps check demo lint bench stress unit kselftest clean

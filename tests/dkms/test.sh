@@ -172,21 +172,21 @@ for k in "${KERNELS[@]}"; do
 	dest="$T/root-$rel"
 	if out=$(make -C "$src" module KDIR="$kdir" 2>&1 &&
 		"$sf" "$hash" "$T/mok.key" "$T/mok.der" "$src/$MOD.ko" 2>&1 &&
-		make -C "$src" install KDIR="$kdir" INSTALL_MOD_PATH="$dest" 2>&1); then
-		ok 0 "$L make install KDIR=... INSTALL_MOD_PATH=<tmp>"
+		make -C "$src" install-module KDIR="$kdir" INSTALL_MOD_PATH="$dest" 2>&1); then
+		ok 0 "$L make install-module KDIR=... INSTALL_MOD_PATH=<tmp>"
 	else
-		ok 1 "$L make install KDIR=... INSTALL_MOD_PATH=<tmp>" "$(tail -n 25 <<< "$out")"
+		ok 1 "$L make install-module KDIR=... INSTALL_MOD_PATH=<tmp>" "$(tail -n 25 <<< "$out")"
 	fi
 	# kbuild's INSTALL_MOD_DIR default: extra/ (6.1), updates/ (6.12,
 	# which also compresses to .ko.xz).
 	ko=$(find "$dest/lib/modules/$rel" -name "$MOD.ko*" 2>/dev/null | head -n 1)
-	check "$L make install: lib/modules/$rel/{extra,updates}/$MOD.ko* under INSTALL_MOD_PATH" \
+	check "$L make install-module: lib/modules/$rel/{extra,updates}/$MOD.ko* under INSTALL_MOD_PATH" \
 		grep -Eqx "(extra|updates)/$MOD\.ko(\.xz|\.gz|\.zst)?" <<< "${ko#"$dest/lib/modules/$rel/"}"
-	check "$L make install: depmod -b indexed it (modules.dep)" \
+	check "$L make install-module: depmod -b indexed it (modules.dep)" \
 		grep -Eq "^(extra|updates)/$MOD\.ko(\.xz|\.gz|\.zst)?:" "$dest/lib/modules/$rel/modules.dep"
 	if [ -n "$ko" ]; then
-		modinfo_checks "$L make install: modinfo" "$ko" "$rel"
-		check "$L make install: the installed module keeps the signature made with sign-file" \
+		modinfo_checks "$L make install-module: modinfo" "$ko" "$rel"
+		check "$L make install-module: the installed module keeps the signature made with sign-file" \
 			test "$(modinfo -F signer "$ko") $(modinfo -F sig_hashalgo "$ko")" \
 			= "kvm-statsfd test signing key $hash"
 	fi
