@@ -874,6 +874,13 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 			ASSERT_EQ(0, pthread_create(&rd[i].t, NULL, mono_reader, &rd[i]));
 		}
 		sleep_us(20000 + rnd(&rs) % 200000);
+		/*
+		 * The vCPUs must have run first: on a slow kernel (the debug
+		 * one, under TCG) they were seen not to start within 20 ms.
+		 */
+		for (i = 0; i < 500 && !stat_sum(_metadata, fds[1],
+						 self->ec.stat, 256); i++)
+			sleep_us(20000);
 		/* ...while the child dies in KVM_RUN... */
 		ASSERT_EQ(0, kill(pid, SIGKILL));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
