@@ -33,107 +33,14 @@
 #define NR_VCPUS	2
 #define MAX_DESCS	4096
 
-struct stats_header {
-	uint32_t flags, name_size, num_desc, id_offset, desc_offset, data_offset;
-};
-
-struct desc_head {
-	uint32_t flags;
-	int16_t exponent;
-	uint16_t size;
-	uint32_t offset;
-	uint32_t bucket_size;
-};
-
-struct range {
-	uint64_t start, end;
-	unsigned int desc;
-};
-
-static int range_cmp(const void *a, const void *b)
-{
-	const struct range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/*
- * Read one stats fd as QEMU does and check it; @what names the fd in
- * failure messages.
- */
+/* Read one stats fd as QEMU does and check it (ks_data_block_check()). */
 static void check_fd(struct __test_metadata *_metadata, int fd,
 		     const char *what)
 {
-	struct stats_header h;
-	struct desc_head *d;
-	struct range *r;
-	uint64_t sum = 0, *block, *one, end;
-	unsigned char *descs, probe;
-	size_t desc_size;
-	unsigned int i;
+	char why[160] = "";
 
-	ASSERT_EQ(0, ks_pread_exact(fd, &h, sizeof(h), 0)) TH_LOG("%s", what);
-	ASSERT_LT(0, h.num_desc) TH_LOG("%s: no descriptors", what);
-	ASSERT_GT(MAX_DESCS, h.num_desc) TH_LOG("%s", what);
-	desc_size = sizeof(*d) + h.name_size;
-	descs = calloc(h.num_desc, desc_size);
-	r = calloc(h.num_desc, sizeof(*r));
-	ASSERT_NE(NULL, descs);
-	ASSERT_NE(NULL, r);
-	ASSERT_EQ(0, ks_pread_exact(fd, descs, h.num_desc * desc_size,
-				    h.desc_offset)) TH_LOG("%s", what);
-
-	for (i = 0; i < h.num_desc; i++) {
-		d = (struct desc_head *)(descs + i * desc_size);
-		ASSERT_NE(0, d->size) TH_LOG("%s: descriptor %u", what, i);
-		r[i].start = d->offset;
-		r[i].end = d->offset + d->size * 8ULL;
-		r[i].desc = i;
-		sum += d->size;
-	}
-
-	/* The ranges tile [0, sum * 8): sorted, each starts where the last ended. */
-	qsort(r, h.num_desc, sizeof(*r), range_cmp);
-	end = 0;
-	for (i = 0; i < h.num_desc; i++) {
-		d = (struct desc_head *)(descs + r[i].desc * desc_size);
-		EXPECT_EQ(end, r[i].start)
-			TH_LOG("%s: %s at byte %llu, but the stats before it end at %llu",
-			       what, (char *)(d + 1),
-			       (unsigned long long)r[i].start,
-			       (unsigned long long)end);
-		end = r[i].end;
-	}
-	EXPECT_EQ(sum * 8, end) TH_LOG("%s: the stats end at byte %llu of a %llu-byte block",
-				       what, (unsigned long long)end,
-				       (unsigned long long)sum * 8);
-
-	/* One pread of exactly the block, and nothing after it. */
-	block = calloc(sum, 8);
-	one = calloc(65536, 8);
-	ASSERT_NE(NULL, block);
-	ASSERT_NE(NULL, one);
-	ASSERT_EQ(0, ks_pread_exact(fd, block, sum * 8, h.data_offset))
-		TH_LOG("%s: a pread of the %llu-byte block", what,
-		       (unsigned long long)sum * 8);
-	EXPECT_EQ(0, pread(fd, &probe, 1, h.data_offset + sum * 8))
-		TH_LOG("%s: the file goes on past the data block", what);
-
-	/* Each stat, found by its offset in the big read, as read alone. */
-	for (i = 0; i < h.num_desc; i++) {
-		d = (struct desc_head *)(descs + i * desc_size);
-		if (d->offset + d->size * 8ULL > sum * 8)
-			continue;	/* reported above */
-		ASSERT_EQ(0, ks_pread_exact(fd, one, d->size * 8ULL,
-					    h.data_offset + d->offset));
-		EXPECT_EQ(0, memcmp(one, (char *)block + d->offset, d->size * 8ULL))
-			TH_LOG("%s: %s differs between the block read and its own read",
-			       what, (char *)(d + 1));
-	}
-	free(one);
-	free(block);
-	free(r);
-	free(descs);
+	EXPECT_EQ(0, ks_data_block_check(fd, why, sizeof(why)))
+		TH_LOG("%s: %s", what, why);
 }
 
 FIXTURE(block) {

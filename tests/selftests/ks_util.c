@@ -632,7 +632,7 @@ int ks_data_block_check(int fd, char *why, size_t why_len)
 {
 	const struct kvmstats_desc *d;
 	struct kvmstats s;
-	uint64_t (*r)[2], end = 0, sum = 0;
+	uint64_t (*r)[2] = NULL, end = 0, sum = 0;
 	unsigned char *block = NULL, *one = NULL, probe;
 	unsigned int i;
 	int ret = -EBADMSG, dfd = dup(fd);
@@ -644,9 +644,17 @@ int ks_data_block_check(int fd, char *why, size_t why_len)
 		close(dfd);
 		return -EBADMSG;
 	}
+	if (!s.num_desc) {
+		snprintf(why, why_len, "no descriptors");
+		goto out;
+	}
 	r = calloc(s.num_desc + 1, sizeof(*r));
 	for (i = 0; r && i < s.num_desc; i++) {
 		d = &s.descs[i];
+		if (!d->size) {
+			snprintf(why, why_len, "%s has size 0", d->name);
+			goto out;
+		}
 		r[i][0] = d->offset;
 		r[i][1] = d->offset + d->size * 8ULL;
 		sum += d->size;

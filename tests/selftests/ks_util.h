@@ -166,8 +166,8 @@ int ks_send_fds(int sock, const int *fds, int n);
 int ks_recv_fds(int sock, int *fds, int n);
 
 /*
- * Read stats fd @fd as QEMU's query-stats does: the descriptors' ranges
- * must tile [0, sum of sizes * 8) exactly, one pread of that many bytes at
+ * Read stats fd @fd as QEMU's query-stats does: there must be descriptors,
+ * none of size 0, and their ranges must tile [0, sum of sizes * 8) exactly, one pread of that many bytes at
  * data_offset must be the whole data block, and each stat found by its
  * offset there must equal a pread of that stat alone (on a quiet VM).
  * 0, or -EBADMSG with the first problem in @why.
