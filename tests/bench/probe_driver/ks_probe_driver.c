@@ -7,9 +7,13 @@
  * /sys/kernel/debug/ks_probe_driver/probe_cost: write "VCPU_FD ITERATIONS";
  * read back "iterations exit_entry exit entry plain loop" in TSC ticks for
  * all iterations: exit_entry = kvm_exit then kvm_entry dispatched as KVM
- * dispatches them (through the tracepoints' static calls, to every probe
- * attached), exit and entry alone, plain = one u64 increment (what KVM's
- * own exits counter costs), loop = the empty loop, to subtract.
+ * dispatches them, exit and entry alone, plain = one u64 increment (what
+ * KVM's own exits counter costs), loop = the empty loop, to subtract.
+ * KVM's dispatch: the tracepoint's static key, then its static call with
+ * the first probe's data, as trace_kvm_exit() makes it.  With one probe the
+ * static call is that probe itself, which may need its data (perf's, and
+ * so BPF's, do); with several it is the iterator, which reads the data of
+ * each.
  *
  * The vCPU is locked and loaded (vcpu_load) as during KVM_RUN, so that the
  * probes may read its exit state (a VMX VMCS must be loaded), and the loops
@@ -26,6 +30,7 @@
 #include <linux/mutex.h>
 #include <linux/static_call.h>
 #include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
@@ -51,6 +56,39 @@ static u32 ks_isa(void)
 							      KS_ISA_SVM;
 }
 
+/*
+ * One tracepoint hit as KVM's trace_kvm_exit()/trace_kvm_entry() make it
+ * (__DO_TRACE_CALL; interrupts are off, so without its preempt guard).
+ */
+#define KS_DISPATCH(name, ...)						\
+	do {								\
+		struct tracepoint_func *f;				\
+									\
+		if (static_key_false(&__tracepoint_##name.key)) {	\
+			f = rcu_dereference_raw(__tracepoint_##name.funcs); \
+			if (f)						\
+				static_call(tp_func_##name)(f->data,	\
+							   __VA_ARGS__); \
+		}							\
+	} while (0)
+
+/*
+ * What trace_kvm_exit() and trace_kvm_entry() do in KVM: a static branch
+ * that is off while no probe is attached, then the tracepoint's static
+ * call (straight to the probe when there is only one).
+ */
+static __always_inline void ks_trace_exit(struct kvm_vcpu *vcpu, u32 isa)
+{
+	if (static_key_false(&__tracepoint_kvm_exit.key))
+		static_call(tp_func_kvm_exit)(NULL, vcpu, isa);
+}
+
+static __always_inline void ks_trace_entry(struct kvm_vcpu *vcpu)
+{
+	if (static_key_false(&__tracepoint_kvm_entry.key))
+		static_call(tp_func_kvm_entry)(NULL, vcpu, false);
+}
+
 /* TSC ticks of @n iterations of @what, interrupts off. */
 static u64 ks_measure(struct kvm_vcpu *vcpu, int what, u32 n)
 {
@@ -63,14 +101,14 @@ static u64 ks_measure(struct kvm_vcpu *vcpu, int what, u32 n)
 	for (i = 0; i < n; i++) {
 		switch (what) {
 		case R_EXIT_ENTRY:
-			static_call(tp_func_kvm_exit)(NULL, vcpu, isa);
-			static_call(tp_func_kvm_entry)(NULL, vcpu, false);
+			KS_DISPATCH(kvm_exit, vcpu, isa);
+			KS_DISPATCH(kvm_entry, vcpu, false);
 			break;
 		case R_EXIT:
-			static_call(tp_func_kvm_exit)(NULL, vcpu, isa);
+			KS_DISPATCH(kvm_exit, vcpu, isa);
 			break;
 		case R_ENTRY:
-			static_call(tp_func_kvm_entry)(NULL, vcpu, false);
+			KS_DISPATCH(kvm_entry, vcpu, false);
 			break;
 		case R_PLAIN:
 			WRITE_ONCE(ks_plain_counter, ks_plain_counter + 1);
