@@ -11,15 +11,34 @@
  * elsewhere they are cycles.  The vCPU never runs: under -icount a nested
  * VM does not make progress, and the probes need none.
  *
- * Measured for several loads of kvm_statsfd.ko (its stats= groups), one
- * line each.
+ * usage:
+ *   probe_cost [ITERATIONS]
+ *	every load of kvm_statsfd.ko in configs[] (its stats= groups), one
+ *	"bench: probe_cost" line each;
+ *   probe_cost --budget FILE [ITERATIONS]
+ *	the regression gate: TAP, one case per line "STATS_CONFIG MAX" of
+ *	FILE (tests/bench/exit-cost-budget; # starts a comment), failed if
+ *	the instructions per exit exceed MAX or two consecutive runs differ;
+ *   probe_cost --without-module LABEL [ITERATIONS]
+ *	kvm_statsfd.ko unloaded: whatever else is attached to the
+ *	tracepoints (bpftrace, or nothing) is measured, one
+ *	"bench: bpftrace_cost attached=LABEL" line with the number of
+ *	kvm_exit and kvm_entry hits driven in all (tests/bench/bpftrace).
  *
- * usage: probe_cost [ITERATIONS]  (kvm_statsfd.ko from $KVM_STATSFD_KO,
- * the driver from $KS_PROBE_DRIVER_KO)
+ * Under -icount the guest's TSC is QEMU's one virtual clock, which every
+ * vCPU's instructions advance: an interrupt served on another CPU while
+ * the driver's interrupts-off loop runs would be counted in it.  So the
+ * other CPUs are taken offline (CPU hotplug) while probe_cost measures,
+ * and put back online at the end; two consecutive runs then give the same
+ * count.
+ *
+ * kvm_statsfd.ko comes from $KVM_STATSFD_KO, the driver from
+ * $KS_PROBE_DRIVER_KO (default /lib/modules/ks_probe_driver.ko).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +47,25 @@
 #include "ks_util.h"
 
 #define COST "/sys/kernel/debug/ks_probe_driver/probe_cost"
+#define VCPU_BYTES "/sys/module/kvm_statsfd/objects/vcpu_bytes"
+/* The driver's interrupts-off chunk (KS_CHUNK in ks_probe_driver.c). */
+#define DRIVER_CHUNK 1000
+#define WARMUP 100
+#define MAX_CPUS 1024
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+enum { P_EXIT_ENTRY, P_EXIT, P_ENTRY, P_PLAIN, P_NR };
+
+/* One run of the driver. */
+struct run {
+	unsigned long long iters;
+	unsigned long long ticks[P_NR];	/* each loop's, the empty loop's removed */
+};
+
+/* Hits driven through the tracepoints so far, for --without-module. */
+static unsigned long long driven_exits, driven_entries, driven_pairs;
 
 static long read_long(const char *path)
 {
@@ -42,6 +80,58 @@ static long read_long(const char *path)
 	return v;
 }
 
+static int write_cpu_online(int cpu, const char *v)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The CPUs taken offline, to put back. */
+static unsigned char cpu_was_online[MAX_CPUS];
+
+/* Every CPU but the boot CPU offline; 0 if none is left online. */
+static int other_cpus_offline(void)
+{
+	char path[64];
+	int cpu, ret, left = 0;
+
+	for (cpu = 1; cpu < MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+			 cpu);
+		if (access(path, F_OK))
+			continue;
+		if (read_long(path) != 1)
+			continue;
+		ret = write_cpu_online(cpu, "0");
+		if (ret) {
+			printf("# probe_cost: cannot take cpu%d offline: %s\n",
+			       cpu, strerror(-ret));
+			left++;
+			continue;
+		}
+		cpu_was_online[cpu] = 1;
+	}
+	return left;
+}
+
+static void other_cpus_online(void)
+{
+	int cpu;
+
+	for (cpu = 1; cpu < MAX_CPUS; cpu++)
+		if (cpu_was_online[cpu] && write_cpu_online(cpu, "1"))
+			printf("# probe_cost: cannot bring cpu%d back online\n", cpu);
+}
+
 static int load_driver(void)
 {
 	const char *path = getenv("KS_PROBE_DRIVER_KO");
@@ -51,8 +141,7 @@ static int load_driver(void)
 	return ks_insmod(path ? path : "/lib/modules/ks_probe_driver.ko", "");
 }
 
-/* One run of the driver: ticks per iteration of each loop, loop removed. */
-static int measure(int vcpu_fd, unsigned long long iters, double *per)
+static int measure(int vcpu_fd, unsigned long long iters, struct run *run)
 {
 	unsigned long long r[6];
 	char buf[200];
@@ -72,9 +161,72 @@ static int measure(int vcpu_fd, unsigned long long iters, double *per)
 		return -EIO;
 	}
 	fclose(f);
-	for (i = 1; i < 5; i++)
-		per[i - 1] = ((double)r[i] - (double)r[5]) / iters;
+	/*
+	 * Per chunk the driver runs the exit+entry loop, then exit alone,
+	 * then entry alone: a latency pair per iteration of the first, and
+	 * one more from the last exit of the second to the first entry of
+	 * the third.
+	 */
+	driven_exits += 2 * iters;
+	driven_entries += 2 * iters;
+	driven_pairs += iters + (iters + DRIVER_CHUNK - 1) / DRIVER_CHUNK;
+	run->iters = iters;
+	for (i = 0; i < P_NR; i++)
+		run->ticks[i] = r[i + 1] > r[5] ? r[i + 1] - r[5] : 0;
 	return 0;
+}
+
+static double per_exit(const struct run *run, int what)
+{
+	return (double)run->ticks[what] / run->iters;
+}
+
+/* A first pass makes the vCPU's state and warms the caches. */
+static int measure_warm(int vcpu_fd, unsigned long long iters, struct run *run)
+{
+	int ret = measure(vcpu_fd, WARMUP, run);
+
+	return ret ? ret : measure(vcpu_fd, iters, run);
+}
+
+static int unload_module(void)
+{
+	if (ks_module_loaded() && ks_module_unload_wait(5000)) {
+		fprintf(stderr, "probe_cost: cannot unload kvm_statsfd\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int reload_module(const char *config)
+{
+	char params[160];
+	int ret;
+
+	if (unload_module())
+		return -1;
+	snprintf(params, sizeof(params), "stats=%s", config);
+	ret = ks_module_load(params);
+	if (ret) {
+		fprintf(stderr, "probe_cost: cannot load %s %s: %s\n",
+			ks_module_path(), params, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_run(const char *name, const char *what, const struct run *run)
+{
+	long vcpu_bytes = read_long(VCPU_BYTES);
+	char extra[64] = "";
+
+	if (vcpu_bytes >= 0)
+		snprintf(extra, sizeof(extra), " vcpu_bytes=%ld", vcpu_bytes);
+	printf("bench: %s %s iterations=%llu ticks_per_exit=%.1f", name, what,
+	       run->iters, per_exit(run, P_EXIT_ENTRY));
+	printf(" exit_probe=%.1f entry_probe=%.1f plain_inc=%.1f%s\n",
+	       per_exit(run, P_EXIT), per_exit(run, P_ENTRY),
+	       per_exit(run, P_PLAIN), extra);
 }
 
 /* The loads measured: every group, the counting ones, each group alone. */
@@ -83,14 +235,170 @@ static const char *const configs[] = {
 	"io_msr", "userspace_exits", "latency", "class_latency", "guest_time",
 };
 
+static int free_running(int vcpu_fd, unsigned long long iters)
+{
+	char what[160];
+	struct run run;
+	size_t c;
+	int ret;
+
+	for (c = 0; c < ARRAY_SIZE(configs); c++) {
+		if (reload_module(configs[c]))
+			return 1;
+		ret = measure_warm(vcpu_fd, iters, &run);
+		if (ret) {
+			fprintf(stderr, "probe_cost: %s: %s\n", COST, strerror(-ret));
+			return 1;
+		}
+		snprintf(what, sizeof(what), "stats=%s", configs[c]);
+		print_run("probe_cost", what, &run);
+		if (!c)
+			printf("bench: memory vm_bytes=%ld vcpu_bytes=%ld stats_fd_bytes=%ld\n",
+			       read_long("/sys/module/kvm_statsfd/objects/vm_bytes"),
+			       read_long(VCPU_BYTES),
+			       read_long("/sys/module/kvm_statsfd/objects/file_bytes"));
+	}
+	/* One TAP case, so that the rig's judge counts a finished run. */
+	printf("1..1\nok 1 probe_cost measured\n");
+	return 0;
+}
+
+/* One budget case: "ok" when two runs agree and are within @max. */
+static int budget_case(int n, int vcpu_fd, const char *config, double max,
+		       unsigned long long iters)
+{
+	struct run a, b;
+	double got;
+	int ret;
+
+	if (reload_module(config)) {
+		printf("not ok %d - stats=%s: cannot load the module\n", n, config);
+		return 1;
+	}
+	ret = measure_warm(vcpu_fd, iters, &a);
+	if (!ret)
+		ret = measure(vcpu_fd, iters, &b);
+	if (ret) {
+		printf("not ok %d - stats=%s: %s: %s\n", n, config, COST,
+		       strerror(-ret));
+		return 1;
+	}
+	/* Judged as printed, to 0.1. */
+	got = round(per_exit(&a, P_EXIT_ENTRY) * 10) / 10;
+	printf("# stats=%s: %llu and %llu instructions for %llu exits", config,
+	       a.ticks[P_EXIT_ENTRY], b.ticks[P_EXIT_ENTRY], iters);
+	printf(" (exit probe %.1f, entry probe %.1f)\n",
+	       per_exit(&a, P_EXIT), per_exit(&a, P_ENTRY));
+	if (a.ticks[P_EXIT_ENTRY] != b.ticks[P_EXIT_ENTRY]) {
+		printf("not ok %d - stats=%s: %.1f then %.1f instructions per exit",
+		       n, config, got, per_exit(&b, P_EXIT_ENTRY));
+		printf(" (budget %g): two runs differ (not under -icount?)\n", max);
+		return 1;
+	}
+	ret = got <= max;
+	printf("%sok %d - stats=%s: %.1f instructions per exit (budget %g)\n",
+	       ret ? "" : "not ", n, config, got, max);
+	return !ret;
+}
+
+static int run_budget(int vcpu_fd, const char *file, unsigned long long iters)
+{
+	char line[256], config[160];
+	int n = 0, failed = 0, lineno = 0;
+	double max;
+	FILE *f;
+
+	f = fopen(file, "r");
+	if (!f) {
+		printf("1..0 # SKIP cannot open %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	/* The plan first: count the cases. */
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (sscanf(line, " %159s", config) != 1 || config[0] == '#')
+			continue;
+		if (sscanf(line, " %159s %lf", config, &max) != 2 || max <= 0) {
+			fprintf(stderr, "probe_cost: %s:%d: not \"STATS_CONFIG MAX\"\n",
+				file, lineno);
+			fclose(f);
+			return 1;
+		}
+		n++;
+	}
+	if (!n) {
+		fprintf(stderr, "probe_cost: %s lists no budget\n", file);
+		fclose(f);
+		return 1;
+	}
+	printf("1..%d\n", n);
+	printf("# instructions per VM exit (kvm_exit + kvm_entry), %llu exits a run\n",
+	       iters);
+	rewind(f);
+	n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %159s %lf", config, &max) != 2 ||
+		    config[0] == '#')
+			continue;
+		failed += budget_case(++n, vcpu_fd, config, max, iters);
+	}
+	fclose(f);
+	return failed ? 1 : 0;
+}
+
+static int without_module(int vcpu_fd, const char *label,
+			  unsigned long long iters)
+{
+	char what[160];
+	struct run run;
+	int ret;
+
+	if (unload_module())
+		return 1;
+	ret = measure_warm(vcpu_fd, iters, &run);
+	if (ret) {
+		fprintf(stderr, "probe_cost: %s: %s\n", COST, strerror(-ret));
+		return 1;
+	}
+	snprintf(what, sizeof(what), "attached=%s", label);
+	print_run("bpftrace_cost", what, &run);
+	printf("driven: kvm_exit=%llu kvm_entry=%llu exit_entry_pairs=%llu exit_entry_ticks=%llu\n",
+	       driven_exits, driven_entries, driven_pairs,
+	       run.ticks[P_EXIT_ENTRY]);
+	return 0;
+}
+
+static void print_usage(void)
+{
+	fprintf(stderr,
+		"usage: probe_cost [ITERATIONS]\n"
+		"       probe_cost --budget FILE [ITERATIONS]\n"
+		"       probe_cost --without-module LABEL [ITERATIONS]\n");
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long long iters = argc > 1 ? strtoull(argv[1], NULL, 0) : 20000;
-	char params[96];
-	double per[4];
+	unsigned long long iters = 20000;
+	const char *mode = NULL, *arg = NULL;
 	struct ks_vm vm;
-	unsigned int c;
-	int ret;
+	int ret, i = 1;
+
+	if (argc > 1 && argv[1][0] == '-') {
+		if (argc < 3 || (strcmp(argv[1], "--budget") &&
+				 strcmp(argv[1], "--without-module")))
+			print_usage();
+		mode = argv[1];
+		arg = argv[2];
+		i = 3;
+	}
+	if (argc > i + 1)
+		print_usage();
+	if (argc == i + 1) {
+		iters = strtoull(argv[i], NULL, 0);
+		if (!iters)
+			print_usage();
+	}
 
 	ret = load_driver();
 	if (ret) {
@@ -103,37 +411,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe_cost: cannot create a VM: %s\n", strerror(-ret));
 		return 1;
 	}
-	for (c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
-		if (ks_module_loaded() && ks_module_unload_wait(5000)) {
-			fprintf(stderr, "probe_cost: cannot unload kvm_statsfd\n");
-			return 1;
-		}
-		snprintf(params, sizeof(params), "stats=%s", configs[c]);
-		ret = ks_module_load(params);
-		if (ret) {
-			fprintf(stderr, "probe_cost: cannot load %s %s: %s\n",
-				ks_module_path(), params, strerror(-ret));
-			return 1;
-		}
-		/* A first pass makes the vCPU's state and warms the caches. */
-		ret = measure(vm.vcpu[0].fd, 100, per);
-		if (!ret)
-			ret = measure(vm.vcpu[0].fd, iters, per);
-		if (ret) {
-			fprintf(stderr, "probe_cost: %s: %s\n", COST, strerror(-ret));
-			return 1;
-		}
-		printf("bench: probe_cost stats=%s iterations=%llu ticks_per_exit=%.1f exit_probe=%.1f entry_probe=%.1f plain_inc=%.1f\n",
-		       configs[c], iters, per[0], per[1], per[2],
-		       per[3] > 0 ? per[3] : 0);
-		if (!c)
-			printf("bench: memory vm_bytes=%ld vcpu_bytes=%ld stats_fd_bytes=%ld\n",
-			       read_long("/sys/module/kvm_statsfd/objects/vm_bytes"),
-			       read_long("/sys/module/kvm_statsfd/objects/vcpu_bytes"),
-			       read_long("/sys/module/kvm_statsfd/objects/file_bytes"));
-	}
+	if (other_cpus_offline())
+		printf("# probe_cost: other CPUs online: their instructions may be counted\n");
+	if (!mode)
+		ret = free_running(vm.vcpu[0].fd, iters);
+	else if (!strcmp(mode, "--budget"))
+		ret = run_budget(vm.vcpu[0].fd, arg, iters);
+	else
+		ret = without_module(vm.vcpu[0].fd, arg, iters);
+	other_cpus_online();
 	ks_vm_destroy(&vm);
-	/* One TAP case, so that the rig's judge counts a finished run. */
-	printf("1..1\nok 1 probe_cost measured\n");
-	return 0;
+	return ret;
 }
