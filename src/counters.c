@@ -44,6 +44,7 @@
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
+struct ks_vcpu ks_no_vcpu;
 DEFINE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 
 /*
@@ -56,7 +57,7 @@ static DEFINE_HASHTABLE(ks_tasks, 12);
 /* Raw: taken in tracepoint and ftrace context, also on PREEMPT_RT. */
 static DEFINE_RAW_SPINLOCK(ks_table_lock);
 
-static struct kmem_cache *ks_vm_cache, *ks_vcpu_cache;
+static struct kmem_cache *ks_vm_cache, *ks_vcpu_cache, *ks_counters_cache;
 static struct workqueue_struct *ks_wq;
 
 atomic_long_t ks_nr_vms, ks_nr_vcpus;
@@ -71,13 +72,41 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
 	return NULL;
 }
 
+/* A vCPU state and its counters, zeroed (the counters may be empty). */
+static struct ks_vcpu *ks_vcpu_alloc(gfp_t gfp)
+{
+	struct ks_vcpu *kv = kmem_cache_zalloc(ks_vcpu_cache, gfp);
+
+	if (!kv)
+		return NULL;
+	kv->c = kmem_cache_zalloc(ks_counters_cache, gfp);
+	if (!kv->c) {
+		kmem_cache_free(ks_vcpu_cache, kv);
+		return NULL;
+	}
+	/* Disabled groups' pointers are never followed. */
+	kv->reasons = (void *)kv->c + ks_grp_off[KS_GRP_EXIT_REASONS];
+	kv->io = (void *)kv->c + ks_grp_off[KS_GRP_IO_MSR];
+	kv->lat = (void *)kv->c + ks_grp_off[KS_GRP_LATENCY];
+	kv->cls = (void *)kv->c + ks_grp_off[KS_GRP_CLASS_LATENCY];
+	kv->guest = (void *)kv->c + ks_grp_off[KS_GRP_GUEST_TIME];
+	kv->user = (void *)kv->c + ks_grp_off[KS_GRP_USERSPACE];
+	return kv;
+}
+
+static void ks_vcpu_free(struct ks_vcpu *kv)
+{
+	kmem_cache_free(ks_counters_cache, kv->c);
+	kmem_cache_free(ks_vcpu_cache, kv);
+}
+
 static void ks_vm_free(struct ks_vm *vm)
 {
 	struct ks_vcpu *kv;
 	unsigned long id;
 
 	xa_for_each(&vm->vcpus, id, kv) {
-		kmem_cache_free(ks_vcpu_cache, kv);
+		ks_vcpu_free(kv);
 		atomic_long_dec(&ks_nr_vcpus);
 	}
 	xa_destroy(&vm->vcpus);
@@ -135,7 +164,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	if (kv)
 		goto found;
 
-	kv = kmem_cache_zalloc(ks_vcpu_cache, gfp | __GFP_NOWARN);
+	kv = ks_vcpu_alloc(gfp | __GFP_NOWARN);
 	if (!kv)
 		return NULL;
 	kv->vm = vm;
@@ -144,7 +173,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
 	if (old) {
 		/* Lost a race, or no memory for the xarray node. */
-		kmem_cache_free(ks_vcpu_cache, kv);
+		ks_vcpu_free(kv);
 		if (xa_is_err(old))
 			return NULL;
 		kv = old;
@@ -220,7 +249,6 @@ void ks_vcpu_bind_slow(struct ks_vcpu *kv)
 	raw_spin_lock_irqsave(&ks_table_lock, flags);
 	if (kv->task)
 		hash_del_rcu(&kv->task_node);
-	WRITE_ONCE(kv->task_start, current->start_time);
 	WRITE_ONCE(kv->task, current);
 	hlist_add_head_rcu(&kv->task_node, &ks_tasks[ks_task_key(current)]);
 	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
@@ -236,15 +264,12 @@ void ks_vcpu_bind_slow(struct ks_vcpu *kv)
  */
 struct ks_vcpu *ks_vcpu_of_current_slow(void)
 {
-	u64 start = current->start_time;
 	struct ks_vcpu *kv, *found = NULL;
 
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(kv, &ks_tasks[ks_task_key(current)],
 				 task_node) {
-		if (READ_ONCE(kv->task) == current &&
-		    READ_ONCE(kv->task_start) == start &&
-		    READ_ONCE(kv->in_run)) {
+		if (READ_ONCE(kv->task) == current && READ_ONCE(kv->in_run)) {
 			found = kv;
 			break;
 		}
@@ -272,18 +297,18 @@ void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 
 	memset(buf, 0, n * sizeof(*buf));
 	xa_for_each(&vm->vcpus, id, kv) {
-		const u64 *src = (const u64 *)&kv->c;
+		/* A vCPU's words are the VM's first ones, at the same place. */
+		const u64 *src = kv->c + first;
 
 		for (i = 0; i < n; i++) {
-			u32 w = first + i;
 			u64 v;
 
-			switch (ks_own_word_agg(w)) {
+			switch (ks_own_word_agg(first + i)) {
 			case KS_AGG_SUM:
-				buf[i] += READ_ONCE(src[ks_own_word_src(w)]);
+				buf[i] += READ_ONCE(src[i]);
 				break;
 			case KS_AGG_MAX:
-				v = READ_ONCE(src[ks_own_word_src(w)]);
+				v = READ_ONCE(src[i]);
 				buf[i] = max(buf[i], v);
 				break;
 			default:
@@ -308,8 +333,8 @@ static void ks_vm_uncache(struct ks_vm *vm)
 		struct ks_vcpu **slot = per_cpu_ptr(&ks_last_vcpu, cpu);
 		struct ks_vcpu *kv = READ_ONCE(*slot);
 
-		if (kv && kv->vm == vm)
-			cmpxchg(slot, kv, NULL);
+		if (kv->vm == vm)
+			cmpxchg(slot, kv, &ks_no_vcpu);
 	}
 }
 
@@ -346,12 +371,19 @@ unsigned int ks_vm_state_size(void)
 
 unsigned int ks_vcpu_state_size(void)
 {
-	return kmem_cache_size(ks_vcpu_cache);
+	return kmem_cache_size(ks_vcpu_cache) +
+	       kmem_cache_size(ks_counters_cache);
 }
 
 int ks_counters_init(void)
 {
 	slab_flags_t flags = SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT;
+	unsigned int size;
+	int cpu;
+
+	/* Before any probe: they expect a state here, never NULL. */
+	for_each_possible_cpu(cpu)
+		per_cpu(ks_last_vcpu, cpu) = &ks_no_vcpu;
 
 #ifdef SLAB_NO_MERGE
 	/* Own slab caches, so their object counts in slabinfo are ours. */
@@ -359,22 +391,24 @@ int ks_counters_init(void)
 #endif
 	ks_vm_cache = kmem_cache_create("kvm_statsfd_vm", sizeof(struct ks_vm),
 					0, flags, NULL);
+	ks_vcpu_cache = kmem_cache_create("kvm_statsfd_vcpu",
+					  sizeof(struct ks_vcpu), 0, flags, NULL);
 	/*
-	 * The stats fd copies the counters straight to userspace: declare
-	 * them as the cache's usercopy region (hardened usercopy).
+	 * The stats fd copies the counters straight to userspace: the whole
+	 * object is the usercopy region (hardened usercopy).  A block with
+	 * no group enabled still gets one word, never read.
 	 */
-	ks_vcpu_cache = kmem_cache_create_usercopy("kvm_statsfd_vcpu",
-						   offsetof(struct ks_vcpu, c) +
-						   ks_own_counters_size(), 0, flags,
-						   offsetof(struct ks_vcpu, c),
-						   ks_own_counters_size(), NULL);
+	size = max_t(u32, ks_own_counters_size(), sizeof(u64));
+	ks_counters_cache = kmem_cache_create_usercopy("kvm_statsfd_counters",
+						       size, 0, flags, 0, size,
+						       NULL);
 	/*
 	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue
 	 * that says neither WQ_UNBOUND nor WQ_PERCPU (and the test guests
 	 * panic on WARN); WQ_UNBOUND means the same on every kernel.
 	 */
 	ks_wq = alloc_workqueue("kvm_statsfd", WQ_UNBOUND, 0);
-	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
+	if (!ks_vm_cache || !ks_vcpu_cache || !ks_counters_cache || !ks_wq) {
 		ks_counters_exit();
 		return -ENOMEM;
 	}
@@ -403,10 +437,12 @@ void ks_counters_exit(void)
 		ks_vm_free(vm);
 	}
 	for_each_possible_cpu(cpu)
-		per_cpu(ks_last_vcpu, cpu) = NULL;
+		per_cpu(ks_last_vcpu, cpu) = &ks_no_vcpu;
 
+	kmem_cache_destroy(ks_counters_cache);
 	kmem_cache_destroy(ks_vcpu_cache);
 	kmem_cache_destroy(ks_vm_cache);
+	ks_counters_cache = NULL;
 	ks_vcpu_cache = NULL;
 	ks_vm_cache = NULL;
 }

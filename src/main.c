@@ -17,6 +17,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
+#include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
@@ -126,6 +127,7 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_groups_init(stats);
 	if (ret)
 		return ret;
+	ks_clock_init();
 	ret = ks_kvm_symbols_init();
 	if (ret)
 		return ret;
@@ -151,9 +153,9 @@ static int __init kvm_statsfd_init(void)
 	if (ret)
 		goto out_probes;
 
-	pr_info("version %s loaded (%s stats, groups %s, %s)\n",
+	pr_info("version %s loaded (%s stats, groups %s, %s, clock %s)\n",
 		KVM_STATSFD_VERSION, ks_superset ? "native and own" : "own",
-		stats, ks_exit_stat_name());
+		stats, ks_exit_stat_name(), ks_clock_name());
 	return 0;
 
 out_probes:

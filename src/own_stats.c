@@ -21,89 +21,79 @@
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
-#define KS_FIELD(f)	offsetof(struct ks_vcpu_counters, f)
+/* Byte offset of a field in its group's block. */
+#define KS_AT(type, f)	offsetof(struct type, f)
 
 #define KS_NS		(KVM_STATS_UNIT_SECONDS | KVM_STATS_BASE_POW10)
 #define KS_COUNT	(KVM_STATS_UNIT_NONE | KVM_STATS_BASE_POW10)
 
-#define KS_CUMULATIVE(n, f, g) { .name = n, .offset = KS_FIELD(f), \
+#define KS_CUMULATIVE(n, off, g) { .name = n, .offset = off, \
 	.size = 1, .flags = KVM_STATS_TYPE_CUMULATIVE | KS_COUNT, \
 	.agg = KS_AGG_SUM, .group = g }
-#define KS_NS_TOTAL(n, f, g) { .name = n, .offset = KS_FIELD(f), .size = 1, \
+#define KS_NS_TOTAL(n, off, g) { .name = n, .offset = off, .size = 1, \
 	.exponent = -9, .flags = KVM_STATS_TYPE_CUMULATIVE | KS_NS, \
 	.agg = KS_AGG_SUM, .group = g }
-#define KS_NS_HIST(n, f, g) { .name = n, .offset = KS_FIELD(f), \
+#define KS_NS_HIST(n, off, g) { .name = n, .offset = off, \
 	.size = KS_LAT_BUCKETS, .exponent = -9, \
 	.flags = KVM_STATS_TYPE_LOG_HIST | KS_NS, .agg = KS_AGG_SUM, \
 	.group = g }
+#define KS_CLASS_HIST(n, c) KS_NS_HIST(n, \
+	KS_AT(ks_class_latency, cls[c].hist), KS_GRP_CLASS_LATENCY)
+#define KS_CLASS_TOTAL(n, c) KS_NS_TOTAL(n, \
+	KS_AT(ks_class_latency, cls[c].ns), KS_GRP_CLASS_LATENCY)
+#define KS_DIR(n, d) KS_CUMULATIVE(n, KS_AT(ks_io_msr, exits[d]), \
+	KS_GRP_IO_MSR)
 
+/*
+ * In enum ks_group order, each group's stats in the order of its block:
+ * the served own block is then the counters block itself.
+ */
 static struct ks_stat_def ks_defs[] = {
 	{
 		/* Name and size depend on the host's vendor: see init. */
 		.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
-		.offset = KS_FIELD(exit_reasons),
 		.bucket_size = 1,
 		.agg = KS_AGG_SUM,
 		.group = KS_GRP_EXIT_REASONS,
 	},
-	KS_NS_HIST("exit_latency_hist", exit_latency_hist, KS_GRP_LATENCY),
-	{
-		.name = "exit_latency_ns", .offset = KS_FIELD(exit_latency_ns),
-		.size = 1, .exponent = -9, .agg = KS_AGG_SUM,
-		.group = KS_GRP_LATENCY,
-		.flags = KVM_STATS_TYPE_CUMULATIVE | KS_NS,
-	},
+	KS_NS_HIST("exit_latency_hist", KS_AT(ks_latency, hist), KS_GRP_LATENCY),
+	KS_NS_TOTAL("exit_latency_ns", KS_AT(ks_latency, ns), KS_GRP_LATENCY),
 	{
 		.name = "exit_latency_max_ns",
-		.offset = KS_FIELD(exit_latency_max_ns),
+		.offset = KS_AT(ks_latency, max_ns),
 		.size = 1, .exponent = -9, .agg = KS_AGG_MAX,
 		.group = KS_GRP_LATENCY,
 		.flags = KVM_STATS_TYPE_PEAK | KS_NS,
 	},
-	KS_NS_HIST("exit_latency_io_hist", exit_latency_class_hist[KS_CLASS_IO],
-		   KS_GRP_CLASS_LATENCY),
-	KS_NS_HIST("exit_latency_npf_hist", exit_latency_class_hist[KS_CLASS_NPF],
-		   KS_GRP_CLASS_LATENCY),
-	KS_NS_HIST("exit_latency_msr_hist", exit_latency_class_hist[KS_CLASS_MSR],
-		   KS_GRP_CLASS_LATENCY),
-	KS_NS_HIST("exit_latency_hlt_hist", exit_latency_class_hist[KS_CLASS_HLT],
-		   KS_GRP_CLASS_LATENCY),
-	KS_NS_HIST("exit_latency_intr_hist", exit_latency_class_hist[KS_CLASS_INTR],
-		   KS_GRP_CLASS_LATENCY),
-	KS_NS_TOTAL("exit_latency_io_ns", exit_latency_class_ns[KS_CLASS_IO],
-		    KS_GRP_CLASS_LATENCY),
-	KS_NS_TOTAL("exit_latency_npf_ns", exit_latency_class_ns[KS_CLASS_NPF],
-		    KS_GRP_CLASS_LATENCY),
-	KS_NS_TOTAL("exit_latency_msr_ns", exit_latency_class_ns[KS_CLASS_MSR],
-		    KS_GRP_CLASS_LATENCY),
-	KS_NS_TOTAL("exit_latency_hlt_ns", exit_latency_class_ns[KS_CLASS_HLT],
-		    KS_GRP_CLASS_LATENCY),
-	KS_NS_TOTAL("exit_latency_intr_ns", exit_latency_class_ns[KS_CLASS_INTR],
-		    KS_GRP_CLASS_LATENCY),
+	KS_CLASS_HIST("exit_latency_io_hist", KS_CLASS_IO),
+	KS_CLASS_TOTAL("exit_latency_io_ns", KS_CLASS_IO),
+	KS_CLASS_HIST("exit_latency_msr_hist", KS_CLASS_MSR),
+	KS_CLASS_TOTAL("exit_latency_msr_ns", KS_CLASS_MSR),
+	KS_CLASS_HIST("exit_latency_npf_hist", KS_CLASS_NPF),
+	KS_CLASS_TOTAL("exit_latency_npf_ns", KS_CLASS_NPF),
+	KS_CLASS_HIST("exit_latency_hlt_hist", KS_CLASS_HLT),
+	KS_CLASS_TOTAL("exit_latency_hlt_ns", KS_CLASS_HLT),
+	KS_CLASS_HIST("exit_latency_intr_hist", KS_CLASS_INTR),
+	KS_CLASS_TOTAL("exit_latency_intr_ns", KS_CLASS_INTR),
 	{
-		.name = "guest_ns", .offset = KS_FIELD(guest_ns),
-		.size = 1, .exponent = -9, .agg = KS_AGG_SUM,
-		.group = KS_GRP_GUEST_TIME,
-		.flags = KVM_STATS_TYPE_CUMULATIVE | KS_NS,
-	},
-	{
-		.name = "userspace_exits", .offset = KS_FIELD(userspace_exits),
+		.name = "userspace_exits", .offset = KS_AT(ks_userspace, exits),
 		.group = KS_GRP_USERSPACE,
 		.size = KS_USER_EXIT_BUCKETS, .bucket_size = 1,
 		.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
 		.agg = KS_AGG_SUM,
 	},
-	KS_CUMULATIVE("io_in_exits", io_in_exits, KS_GRP_IO_MSR),
-	KS_CUMULATIVE("io_out_exits", io_out_exits, KS_GRP_IO_MSR),
-	KS_CUMULATIVE("msr_read_exits", msr_read_exits, KS_GRP_IO_MSR),
-	KS_CUMULATIVE("msr_write_exits", msr_write_exits, KS_GRP_IO_MSR),
-	KS_CUMULATIVE("mmio_reads", mmio_reads, KS_GRP_IO_MSR),
-	KS_CUMULATIVE("mmio_writes", mmio_writes, KS_GRP_IO_MSR),
+	KS_DIR("io_out_exits", KS_DIR_IO_OUT),
+	KS_DIR("io_in_exits", KS_DIR_IO_IN),
+	KS_DIR("msr_read_exits", KS_DIR_MSR_READ),
+	KS_DIR("msr_write_exits", KS_DIR_MSR_WRITE),
+	KS_CUMULATIVE("mmio_reads", KS_AT(ks_io_msr, mmio_reads), KS_GRP_IO_MSR),
+	KS_CUMULATIVE("mmio_writes", KS_AT(ks_io_msr, mmio_writes), KS_GRP_IO_MSR),
+	KS_NS_TOTAL("guest_ns", KS_AT(ks_guest_time, ns), KS_GRP_GUEST_TIME),
 	{
 		/* 0 or 1 for a vCPU; for a VM, how many are in guest mode. */
-		.name = "in_guest", .offset = KS_FIELD(in_guest), .size = 1,
-		.flags = KVM_STATS_TYPE_INSTANT | KS_COUNT, .agg = KS_AGG_SUM,
-		.group = KS_GRP_GUEST_TIME,
+		.name = "in_guest", .offset = KS_AT(ks_guest_time, in_guest),
+		.size = 1, .flags = KVM_STATS_TYPE_INSTANT | KS_COUNT,
+		.agg = KS_AGG_SUM, .group = KS_GRP_GUEST_TIME,
 	},
 	{
 		/* Computed when read: no counter behind it. */
@@ -118,13 +108,14 @@ const struct ks_stat_def *ks_own_defs = ks_defs;
 unsigned int ks_nr_own_defs = ARRAY_SIZE(ks_defs);
 
 /*
- * The own block as served: only the enabled groups' stats, packed in
- * table order.  For each served word, where it lives in struct
- * ks_vcpu_counters and how a VM file computes it.
+ * The own block as served: the counters block (the enabled groups, packed
+ * in group order), then for a VM file the VM-only stats.  For each served
+ * word, how a VM file computes it from its vCPUs' same word.
  */
-static u32 *ks_word_src;
 static u8 *ks_word_agg;
 static u32 ks_vcpu_own_words, ks_vm_own_words;
+
+u32 ks_grp_off[KS_NR_GROUPS] __ro_after_init;
 
 static const char *const ks_group_names[KS_NR_GROUPS] = {
 	[KS_GRP_EXIT_REASONS] = "exit_reasons",
@@ -217,12 +208,28 @@ const char *ks_exit_stat_name(void)
 				    KVM_STATSFD_EXIT_STAT_VMX;
 }
 
-u32 ks_own_counters_size(void)
+/* Bytes of @g's block in a vCPU's counters. */
+static u32 ks_group_size(enum ks_group g)
 {
-	return sizeof(struct ks_vcpu_counters) + ks_exit_buckets() * sizeof(u64);
+	switch (g) {
+	case KS_GRP_EXIT_REASONS:
+		return ks_exit_buckets() * sizeof(u64);
+	case KS_GRP_LATENCY:
+		return sizeof(struct ks_latency);
+	case KS_GRP_CLASS_LATENCY:
+		return sizeof(struct ks_class_latency);
+	case KS_GRP_USERSPACE:
+		return sizeof(struct ks_userspace);
+	case KS_GRP_IO_MSR:
+		return sizeof(struct ks_io_msr);
+	case KS_GRP_GUEST_TIME:
+		return sizeof(struct ks_guest_time);
+	default:
+		return 0;
+	}
 }
 
-u32 ks_own_vcpu_size(void)
+u32 ks_own_counters_size(void)
 {
 	return ks_vcpu_own_words * sizeof(u64);
 }
@@ -237,45 +244,48 @@ enum ks_aggregate ks_own_word_agg(u32 word)
 	return ks_word_agg[word];
 }
 
-u32 ks_own_word_src(u32 word)
-{
-	return ks_word_src[word];
-}
-
-const u32 *ks_own_word_src_map(void)
-{
-	return ks_word_src;
-}
-
-/* Lay out the served block: the vCPU's stats, then the VM-only ones. */
+/*
+ * Lay out the counters block (the enabled groups in order) and the served
+ * block: the vCPU's stats at their place in the counters, then the VM-only
+ * ones.
+ */
 int ks_own_stats_init(void)
 {
-	u32 words = ks_own_counters_size() / sizeof(u64) + 1, w = 0;
-	unsigned int i, j, pass;
+	u32 off = 0, w, vm_words = 0;
+	unsigned int g, i, j;
 
 	ks_defs[0].name = ks_exit_stat_name();
 	ks_defs[0].size = ks_exit_buckets();
 
-	ks_word_src = kcalloc(words, sizeof(*ks_word_src), GFP_KERNEL);
-	ks_word_agg = kcalloc(words, sizeof(*ks_word_agg), GFP_KERNEL);
-	if (!ks_word_src || !ks_word_agg) {
-		ks_own_stats_exit();
-		return -ENOMEM;
+	for (g = 0; g < KS_NR_GROUPS; g++) {
+		if (!ks_group_enabled(g))
+			continue;
+		ks_grp_off[g] = off;
+		off += ks_group_size(g);
 	}
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < ks_nr_own_defs; i++) {
-			struct ks_stat_def *def = &ks_defs[i];
+	ks_vcpu_own_words = off / sizeof(u64);
+	for (i = 0; i < ks_nr_own_defs; i++)
+		if (ks_defs[i].vm_only && ks_group_enabled(ks_defs[i].group))
+			vm_words += ks_defs[i].size;
 
-			if (def->vm_only != pass || !ks_group_enabled(def->group))
-				continue;
+	ks_word_agg = kcalloc(ks_vcpu_own_words + vm_words,
+			      sizeof(*ks_word_agg), GFP_KERNEL);
+	if (!ks_word_agg)
+		return -ENOMEM;
+	w = ks_vcpu_own_words;
+	for (i = 0; i < ks_nr_own_defs; i++) {
+		struct ks_stat_def *def = &ks_defs[i];
+
+		if (!ks_group_enabled(def->group))
+			continue;
+		if (def->vm_only) {
 			def->served = w * sizeof(u64);
-			for (j = 0; j < def->size; j++, w++) {
-				ks_word_src[w] = def->offset / sizeof(u64) + j;
-				ks_word_agg[w] = def->agg;
-			}
+			w += def->size;
+		} else {
+			def->served = ks_grp_off[def->group] + def->offset;
 		}
-		if (!pass)
-			ks_vcpu_own_words = w;
+		for (j = 0; j < def->size; j++)
+			ks_word_agg[def->served / sizeof(u64) + j] = def->agg;
 	}
 	ks_vm_own_words = w;
 	return 0;
@@ -283,8 +293,6 @@ int ks_own_stats_init(void)
 
 void ks_own_stats_exit(void)
 {
-	kfree(ks_word_src);
 	kfree(ks_word_agg);
-	ks_word_src = NULL;
 	ks_word_agg = NULL;
 }

@@ -7,233 +7,285 @@
  * stores to that vCPU's own counters.  No locks, no atomics, no
  * allocation in the common case.
  *
- * Time comes from ktime_get_mono_fast_ns(): monotonic across CPUs, so an
- * interval that spans a migration of the vCPU thread is still right, and
- * lock-free (a seqcount latch over the TSC on x86).  local_clock() is
- * cheaper but may be off between CPUs; a raw TSC is not trustworthy on
- * every host (and not in our TCG test guests).
+ * Their cost is counted in instructions per exit (make bench, and a budget
+ * that make check enforces), so the exit path is shaped by the load's
+ * stat groups: a probe nothing needs is not attached at all, and inside
+ * the probes every group is a static branch.  Counting groups alone need
+ * only kvm_exit; only the time groups attach kvm_entry and read a clock.
  *
  * Intervals:
  *  - guest time: VM entry to the next VM exit;
  *  - exit latency: VM exit to the next VM entry, or to the return to
  *    userspace when KVM hands the exit to the VMM (time spent in userspace
- *    is not exit handling).  Every exit yields exactly one sample.
+ *    is not exit handling).  Every exit yields exactly one sample, in its
+ *    class's histogram; the overall histogram leaves out HLT exits, whose
+ *    "latency" is the time the vCPU was halted.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
+#include <linux/jump_label.h>
 #include <linux/kvm_host.h>
 #include <linux/sched.h>
-#include <linux/timekeeping.h>
+#include <linux/static_call.h>
 #include <linux/tracepoint.h>
 #include <asm/processor.h>
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
+#include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
-/* Values of the tracepoints' isa argument (arch/x86/kvm/trace.h). */
-#define KS_ISA_VMX	1
-#define KS_ISA_SVM	2
-
 /* kvm_mmio's type argument (include/trace/events/kvm.h). */
 #define KS_TRACE_MMIO_READ	1
 #define KS_TRACE_MMIO_WRITE	2
 
-/* Cached for the exit path; set before the probes are attached. */
-static bool ks_vendor_svm;
+/* The vendor's get_exit_info(), called directly (patched in at init). */
+DEFINE_STATIC_CALL_NULL(ks_exit_info, ks_exit_info_proto);
 
-static __always_inline void ks_log_hist_add(u64 *hist, u64 value)
+static DEFINE_STATIC_KEY_FALSE(ks_svm);
+
+/* Exit class of each exit-reason bucket, for this host's vendor. */
+static u8 ks_class_of[KS_SVM_NR_BUCKETS] __ro_after_init;
+
+/*
+ * Each probe body below is compiled for a set of groups @set: a constant
+ * mask, for the loads that matter most (every group, the counting groups),
+ * where the compiler drops what is off and no static branch is left; or
+ * KS_SET_LOAD, where each group is a static branch patched at load.
+ */
+#define KS_SET_LOAD		0UL
+#define KS_SET_ALL		GENMASK(KS_NR_GROUPS - 1, 0)
+/* A constant set may also fix the vendor. */
+#define KS_SET_SVM		BIT(KS_NR_GROUPS)
+#define KS_SET_VMX		BIT(KS_NR_GROUPS + 1)
+/* ... and the clock: the TSC (else the static branch of clock.h). */
+#define KS_SET_TSC		BIT(KS_NR_GROUPS + 2)
+#define KS_SET_COUNTING		(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
+				 BIT(KS_GRP_USERSPACE))
+#define KS_TIME_GROUPS		(BIT(KS_GRP_LATENCY) | \
+				 BIT(KS_GRP_CLASS_LATENCY) | \
+				 BIT(KS_GRP_GUEST_TIME))
+
+static __always_inline bool ks_on(unsigned long set, enum ks_group g)
 {
-	unsigned int i = fls64(value);
+	return set ? set & BIT(g) : ks_group_active(g);
+}
 
-	hist[i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1]++;
+static __always_inline bool ks_is_svm(unsigned long set)
+{
+	if (set & KS_SET_SVM)
+		return true;
+	if (set & KS_SET_VMX)
+		return false;
+	return static_branch_likely(&ks_svm);
+}
+
+/* ks_clock() and ks_clock_ns(), the TSC's fixed by @set if it says so. */
+static __always_inline u64 ks_now(unsigned long set)
+{
+	return set & KS_SET_TSC ? rdtsc() : ks_clock();
+}
+
+static __always_inline u64 ks_ns(unsigned long set, u64 now, u64 then)
+{
+	s64 delta = now - then;
+
+	if (!(set & KS_SET_TSC))
+		return ks_clock_ns(now, then);
+	return likely(delta >= 0) ? ks_tsc_to_ns(delta) : 0;
+}
+
+/* Something reads the clock on the exit path. */
+static __always_inline bool ks_timed(unsigned long set)
+{
+	return set ? set & KS_TIME_GROUPS : static_branch_likely(&ks_clock_on);
+}
+
+/* The exit's class is needed: for latency, or for I/O and MSR counts. */
+static __always_inline bool ks_classify(unsigned long set)
+{
+	return ks_on(set, KS_GRP_IO_MSR) || ks_on(set, KS_GRP_LATENCY) ||
+	       ks_on(set, KS_GRP_CLASS_LATENCY);
+}
+
+/* The userspace exit probe will look for this thread's vCPU. */
+static __always_inline bool ks_tracks_run(unsigned long set)
+{
+	return ks_on(set, KS_GRP_USERSPACE) || ks_timed(set);
 }
 
 /*
- * One exit-latency sample of the exit @kv last took (exit_ns is only ever
- * set when a latency group is on).
+ * The log2 bucket of @ns: 0 for 0, i for [2^(i-1), 2^i), the last one for
+ * the rest.  __fls(2 * ns + 1) is fls64(ns) with no special case for 0.
  */
-static __always_inline void ks_exit_handled(struct ks_vcpu *kv, u64 now)
+static __always_inline u32 ks_log_bucket(u64 ns)
 {
-	struct ks_vcpu_counters *c = &kv->c;
-	u64 lat = ks_elapsed(now, kv->exit_ns);
+	u32 i = __fls(2 * ns + 1);
 
-	kv->exit_ns = 0;
-	if (ks_group_active(KS_GRP_CLASS_LATENCY) &&
-	    kv->exit_class < KS_NR_CLASSES) {
-		ks_log_hist_add(c->exit_latency_class_hist[kv->exit_class], lat);
-		WRITE_ONCE(c->exit_latency_class_ns[kv->exit_class],
-			   c->exit_latency_class_ns[kv->exit_class] + lat);
+	return i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1;
+}
+
+/*
+ * The exit @kv last took was handled at @now: one latency sample, in its
+ * class's histogram and, unless it is a HLT, in the overall one.
+ */
+static __always_inline void ks_exit_handled(unsigned long set,
+					    struct ks_vcpu *kv, u64 now)
+{
+	u64 lat = ks_ns(set, now, kv->exit_ts);
+	u32 cls = kv->exit_class, b = ks_log_bucket(lat);
+
+	kv->exit_ts = 0;
+	if (ks_on(set, KS_GRP_CLASS_LATENCY) && cls < KS_NR_CLASSES) {
+		struct ks_class_latency *cl = kv->cls;
+
+		ks_inc(&cl->cls[cls].hist[b]);
+		ks_add(&cl->cls[cls].ns, lat);
 	}
-	if (!ks_group_active(KS_GRP_LATENCY))
-		return;
-	ks_log_hist_add(c->exit_latency_hist, lat);
-	WRITE_ONCE(c->exit_latency_ns, c->exit_latency_ns + lat);
-	if (lat > c->exit_latency_max_ns)
-		WRITE_ONCE(c->exit_latency_max_ns, lat);
-}
+	if (ks_on(set, KS_GRP_LATENCY) && cls != KS_CLASS_HLT) {
+		struct ks_latency *l = kv->lat;
 
-/* The clock, where a group needs it; 0 costs nothing otherwise. */
-static __always_inline u64 ks_now(void)
-{
-	return static_branch_likely(&ks_clock_on) ? ktime_get_mono_fast_ns() : 0;
-}
-
-/* Does anything on the exit path need the exit's reason? */
-static __always_inline bool ks_need_reason(void)
-{
-	return ks_group_active(KS_GRP_EXIT_REASONS) ||
-	       ks_group_active(KS_GRP_IO_MSR) ||
-	       ks_group_active(KS_GRP_CLASS_LATENCY);
-}
-
-/* SVM: class, and the I/O and MSR direction from exit_info_1. */
-static __always_inline void ks_svm_exit(struct ks_vcpu *kv, u32 code,
-					u64 info1)
-{
-	struct ks_vcpu_counters *c = &kv->c;
-
-	switch (code) {
-	case SVM_EXIT_IOIO:
-		kv->exit_class = KS_CLASS_IO;
-		if (ks_group_active(KS_GRP_IO_MSR))
-			ks_inc(info1 & SVM_IOIO_TYPE_MASK ? &c->io_in_exits :
-							    &c->io_out_exits);
-		break;
-	case SVM_EXIT_MSR:
-		kv->exit_class = KS_CLASS_MSR;
-		if (ks_group_active(KS_GRP_IO_MSR))
-			ks_inc(info1 ? &c->msr_write_exits :
-				       &c->msr_read_exits);
-		break;
-	case SVM_EXIT_NPF:
-		kv->exit_class = KS_CLASS_NPF;
-		break;
-	case SVM_EXIT_HLT:
-		kv->exit_class = KS_CLASS_HLT;
-		break;
-	case SVM_EXIT_INTR:
-		kv->exit_class = KS_CLASS_INTR;
-		break;
-	default:
-		kv->exit_class = KS_CLASS_OTHER;
+		ks_inc(&l->hist[b]);
+		ks_add(&l->ns, lat);
+		if (lat > l->max_ns)
+			WRITE_ONCE(l->max_ns, lat);
 	}
 }
 
-/* VMX: the same from the basic exit reason and exit qualification. */
-static __always_inline void ks_vmx_exit(struct ks_vcpu *kv, u32 reason,
-					u64 qual)
+/* An I/O or MSR exit (@cls): count it by direction. */
+static __always_inline void ks_count_dir(unsigned long set,
+					 struct ks_vcpu *kv, u32 cls)
 {
-	struct ks_vcpu_counters *c = &kv->c;
+	u32 bit;
 
-	switch (reason & 0xffff) {
-	case EXIT_REASON_IO_INSTRUCTION:
-		kv->exit_class = KS_CLASS_IO;
-		if (ks_group_active(KS_GRP_IO_MSR))
-			ks_inc(qual & BIT(3) ? &c->io_in_exits :
-					       &c->io_out_exits);
-		break;
-	case EXIT_REASON_MSR_READ:
-		kv->exit_class = KS_CLASS_MSR;
-		if (ks_group_active(KS_GRP_IO_MSR))
-			ks_inc(&c->msr_read_exits);
-		break;
-	case EXIT_REASON_MSR_WRITE:
-		kv->exit_class = KS_CLASS_MSR;
-		if (ks_group_active(KS_GRP_IO_MSR))
-			ks_inc(&c->msr_write_exits);
-		break;
-	case EXIT_REASON_EPT_VIOLATION:
-	case EXIT_REASON_EPT_MISCONFIG:
-		kv->exit_class = KS_CLASS_NPF;
-		break;
-	case EXIT_REASON_HLT:
-		kv->exit_class = KS_CLASS_HLT;
-		break;
-	case EXIT_REASON_EXTERNAL_INTERRUPT:
-		kv->exit_class = KS_CLASS_INTR;
-		break;
-	default:
-		kv->exit_class = KS_CLASS_OTHER;
-	}
+	if (ks_is_svm(set))
+		bit = kv->x.info1 & 1;	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
+	else if (cls == KS_CLASS_IO)
+		bit = (kv->x.info1 >> 3) & 1;	/* the qualification's IN */
+	else
+		bit = !(kv->x.reason & 1);	/* EXIT_REASON_MSR_WRITE, even */
+	ks_inc(&kv->io->exits[2 * cls + bit]);
 }
 
-static void ks_probe_kvm_exit(KS_KVM_EXIT_PROBE_ARGS)
+/*
+ * kvm_exit.  The isa argument is always the loaded vendor's: the histogram
+ * is sized and indexed for it.
+ */
+static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
+				    u32 tp_reason)
 {
-	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
-	u32 reason, intr_info, error_code;
-	u64 info1, info2, now;
-	u32 index;
+	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
+	u32 idx, cls;
 
-	if (unlikely(!kv))
-		return;
-	now = ks_now();
-	if (ks_group_active(KS_GRP_GUEST_TIME)) {
-		if (likely(kv->entry_ns))
-			WRITE_ONCE(kv->c.guest_ns, kv->c.guest_ns +
-				   ks_elapsed(now, kv->entry_ns));
-		kv->entry_ns = 0;
-		WRITE_ONCE(kv->c.in_guest, 0);
+	if (!ks_vcpu_cached(kv, vcpu)) {
+		kv = ks_vcpu_of_slow(vcpu);
+		if (!kv)
+			return;
 	}
-	if (ks_group_active(KS_GRP_LATENCY) ||
-	    ks_group_active(KS_GRP_CLASS_LATENCY))
-		kv->exit_ns = now;
-	if (!ks_need_reason())
+	if (ks_tracks_run(set))
+		ks_vcpu_in_run(kv);
+	if (ks_timed(set)) {
+		u64 now = ks_now(set);
+
+		kv->exit_ts = now;
+		if (ks_on(set, KS_GRP_GUEST_TIME)) {
+			struct ks_guest_time *gt = kv->guest;
+
+			if (likely(kv->entry_ts))
+				ks_add(&gt->ns, ks_ns(set, now, kv->entry_ts));
+			kv->entry_ts = 0;
+			WRITE_ONCE(gt->in_guest, 0);
+		}
+	}
+	if (!ks_on(set, KS_GRP_EXIT_REASONS) && !ks_classify(set))
 		return;
 
 	/*
 	 * The tracepoint passes no reason: ask the vendor module, as the
 	 * tracepoint's own event does.
 	 */
-	ks_get_exit_info(ks_kvm.x86_ops, vcpu, KS_KVM_EXIT_TP_REASON, &reason,
-			 &info1, &info2, &intr_info, &error_code);
-	if (ks_vendor_svm) {
-		index = isa == KS_ISA_SVM ? ks_svm_exit_index(reason) :
-					    KS_SVM_OTHER;
-		ks_svm_exit(kv, reason, info1);
-	} else {
-		index = isa == KS_ISA_VMX ? ks_vmx_exit_index(reason) :
-					    KS_VMX_OTHER;
-		ks_vmx_exit(kv, reason, info1);
-	}
-	if (ks_group_active(KS_GRP_EXIT_REASONS))
-		ks_inc(&kv->c.exit_reasons[index]);
+	ks_call_exit_info(static_call(ks_exit_info), vcpu, tp_reason,
+			  &kv->x.reason, &kv->x.info1, &kv->x.info2,
+			  &kv->x.intr_info, &kv->x.error_code);
+	if (ks_is_svm(set))
+		idx = ks_svm_exit_index(kv->x.reason);
+	else
+		idx = ks_vmx_exit_index(kv->x.reason);
+	if (ks_on(set, KS_GRP_EXIT_REASONS))
+		ks_inc(&kv->reasons[idx]);
+	if (!ks_classify(set))
+		return;
+	cls = ks_class_of[idx];
+	kv->exit_class = cls;
+	if (ks_on(set, KS_GRP_IO_MSR) && cls <= KS_CLASS_MSR)
+		ks_count_dir(set, kv, cls);
 }
 
 /*
- * kvm_entry is (vcpu, force_immediate_exit) on the kernels we serve from
- * 6.1 on, (vcpu) on 5.10: the probe has the newest prototype and reads
- * only the vCPU, which every version passes first.
+ * kvm_entry, attached only when a group reads the clock.  kvm_entry is
+ * (vcpu, force_immediate_exit) on the kernels we serve from 6.1 on,
+ * (vcpu) on 5.10: the probes have the newest prototype and read only the
+ * vCPU, which every version passes first.
  */
-static void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
-			       bool force_immediate_exit)
+static __always_inline void ks_entry(unsigned long set, struct kvm_vcpu *vcpu)
 {
-	struct ks_vcpu *kv = ks_vcpu_of(vcpu);
+	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 	u64 now;
 
-	if (unlikely(!kv))
-		return;
-	/* This thread is inside KVM_RUN with it, for kvm_userspace_exit. */
-	ks_vcpu_entered(kv);
-	now = ks_now();
-	if (kv->exit_ns)
-		ks_exit_handled(kv, now);
-	if (ks_group_active(KS_GRP_GUEST_TIME)) {
-		kv->entry_ns = now;
-		WRITE_ONCE(kv->c.in_guest, 1);
+	if (!ks_vcpu_cached(kv, vcpu)) {
+		kv = ks_vcpu_of_slow(vcpu);
+		if (!kv)
+			return;
 	}
+	now = ks_now(set);
+	if (kv->exit_ts)
+		ks_exit_handled(set, kv, now);
+	if (ks_on(set, KS_GRP_GUEST_TIME)) {
+		kv->entry_ts = now;
+		WRITE_ONCE(kv->guest->in_guest, 1);
+	}
+}
+
+/*
+ * The probes, one per set.  notrace: tracing them would only add a call
+ * to every exit.
+ */
+#define KS_EXIT_PROBE(name, set)					\
+static notrace void name(KS_KVM_EXIT_PROBE_ARGS)			\
+{									\
+	ks_exit(set, vcpu, KS_KVM_EXIT_TP_REASON);			\
+}
+
+KS_EXIT_PROBE(ks_probe_kvm_exit, KS_SET_LOAD)
+KS_EXIT_PROBE(ks_probe_kvm_exit_all_svm_tsc, KS_SET_ALL | KS_SET_SVM | KS_SET_TSC)
+KS_EXIT_PROBE(ks_probe_kvm_exit_all_vmx_tsc, KS_SET_ALL | KS_SET_VMX | KS_SET_TSC)
+KS_EXIT_PROBE(ks_probe_kvm_exit_counting_svm, KS_SET_COUNTING | KS_SET_SVM)
+KS_EXIT_PROBE(ks_probe_kvm_exit_counting_vmx, KS_SET_COUNTING | KS_SET_VMX)
+
+static notrace void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
+				       bool force_immediate_exit)
+{
+	ks_entry(KS_SET_LOAD, vcpu);
+}
+
+static notrace void ks_probe_kvm_entry_all_tsc(void *data,
+					       struct kvm_vcpu *vcpu,
+					       bool force_immediate_exit)
+{
+	ks_entry(KS_SET_ALL | KS_SET_TSC, vcpu);
 }
 
 /*
  * Fires on return from KVM_RUN, after vcpu_put(): no vCPU is passed or
- * running.  ks_vcpu_of_current() finds the vCPU this thread entered the
- * guest with in this KVM_RUN; a KVM_RUN that never entered is not counted.
+ * running.  ks_vcpu_of_current() finds the vCPU this thread exited the
+ * guest with in this KVM_RUN; a KVM_RUN that never did is not counted.
+ * Not on the exit path: the groups are static branches here.
  */
 static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 {
@@ -243,12 +295,14 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 	if (unlikely(!kv))
 		return;
 	WRITE_ONCE(kv->in_run, false);
-	if (kv->exit_ns)
-		ks_exit_handled(kv, ks_now());
-	/* A VMX entry failure has no kvm_exit: the guest is not running. */
-	kv->entry_ns = 0;
+	if (ks_timed(KS_SET_LOAD)) {
+		if (kv->exit_ts)
+			ks_exit_handled(KS_SET_LOAD, kv, ks_clock());
+		/* A VMX entry failure has no kvm_exit: the guest is not running. */
+		kv->entry_ts = 0;
+	}
 	if (ks_group_active(KS_GRP_GUEST_TIME))
-		WRITE_ONCE(kv->c.in_guest, 0);
+		WRITE_ONCE(kv->guest->in_guest, 0);
 	if (!ks_group_active(KS_GRP_USERSPACE))
 		return;
 	/*
@@ -261,7 +315,7 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 		i = KS_USER_EXIT_OTHER;
 	else
 		i = reason;
-	ks_inc(&kv->c.userspace_exits[i]);
+	ks_inc(&kv->user->exits[i]);
 }
 
 static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
@@ -270,20 +324,60 @@ static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 	struct kvm_vcpu *vcpu;
 	struct ks_vcpu *kv;
 
-	if (!ks_group_active(KS_GRP_IO_MSR) ||
-	    (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE))
+	if (type != KS_TRACE_MMIO_READ && type != KS_TRACE_MMIO_WRITE)
 		return;
 	vcpu = ks_running_vcpu();
 	kv = vcpu ? ks_vcpu_of(vcpu) : NULL;
 	if (unlikely(!kv))
 		return;
-	ks_inc(type == KS_TRACE_MMIO_READ ? &kv->c.mmio_reads :
-					    &kv->c.mmio_writes);
+	ks_inc(type == KS_TRACE_MMIO_READ ? &kv->io->mmio_reads :
+					    &kv->io->mmio_writes);
+}
+
+/* The exit classes of the vendor's exit codes. */
+static void ks_classes_init(bool svm)
+{
+	static const struct { u32 code; u8 cls; } svm_map[] = {
+		{ SVM_EXIT_IOIO, KS_CLASS_IO }, { SVM_EXIT_MSR, KS_CLASS_MSR },
+		{ SVM_EXIT_NPF, KS_CLASS_NPF }, { SVM_EXIT_HLT, KS_CLASS_HLT },
+		{ SVM_EXIT_INTR, KS_CLASS_INTR },
+	}, vmx_map[] = {
+		{ EXIT_REASON_IO_INSTRUCTION, KS_CLASS_IO },
+		{ EXIT_REASON_MSR_READ, KS_CLASS_MSR },
+		{ EXIT_REASON_MSR_WRITE, KS_CLASS_MSR },
+		{ EXIT_REASON_EPT_VIOLATION, KS_CLASS_NPF },
+		{ EXIT_REASON_EPT_MISCONFIG, KS_CLASS_NPF },
+		{ EXIT_REASON_HLT, KS_CLASS_HLT },
+		{ EXIT_REASON_EXTERNAL_INTERRUPT, KS_CLASS_INTR },
+	};
+	unsigned int i;
+
+	memset(ks_class_of, KS_CLASS_OTHER, sizeof(ks_class_of));
+	if (svm) {
+		for (i = 0; i < ARRAY_SIZE(svm_map); i++)
+			ks_class_of[ks_svm_exit_index(svm_map[i].code)] = svm_map[i].cls;
+	} else {
+		for (i = 0; i < ARRAY_SIZE(vmx_map); i++)
+			ks_class_of[ks_vmx_exit_index(vmx_map[i].code)] = vmx_map[i].cls;
+	}
+}
+
+/* The groups this load serves, as a mask of enum ks_group. */
+static unsigned long ks_load_set(void)
+{
+	unsigned long set = 0;
+	unsigned int g;
+
+	for (g = 0; g < KS_NR_GROUPS; g++)
+		if (ks_group_enabled(g))
+			set |= BIT(g);
+	return set;
 }
 
 struct ks_probe {
 	struct tracepoint *tp;
 	void *func;
+	bool needed;
 };
 
 /* Tracepoints found in kvm.ko at init (kvm_symbols.c). */
@@ -294,41 +388,61 @@ static struct ks_probe ks_probes[] = {
 	{ NULL, ks_probe_kvm_mmio },
 };
 
+static void ks_probes_detach(int n)
+{
+	while (--n >= 0)
+		if (ks_probes[n].needed)
+			tracepoint_probe_unregister(ks_probes[n].tp,
+						    ks_probes[n].func, NULL);
+	/* No probe may still be running when the counters go. */
+	tracepoint_synchronize_unregister();
+}
+
 int ks_probes_init(void)
 {
+	unsigned long set = ks_load_set();
 	int i, ret = 0;
 
-	ks_vendor_svm = ks_vendor_is_svm();
+	if (ks_vendor_is_svm())
+		static_branch_enable(&ks_svm);
+	ks_classes_init(ks_vendor_is_svm());
+	static_call_update(ks_exit_info, ks_kvm.x86_ops->get_exit_info);
+
 	ks_probes[0].tp = ks_kvm.tp_exit;
 	ks_probes[1].tp = ks_kvm.tp_entry;
 	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
 	ks_probes[3].tp = ks_kvm.tp_mmio;
+	/* The probes compiled for exactly this load's groups, if any. */
+	if (set == KS_SET_ALL && static_key_enabled(&ks_clock_tsc)) {
+		ks_probes[0].func = ks_vendor_is_svm() ? ks_probe_kvm_exit_all_svm_tsc :
+							 ks_probe_kvm_exit_all_vmx_tsc;
+		ks_probes[1].func = ks_probe_kvm_entry_all_tsc;
+	} else if (set == KS_SET_COUNTING) {
+		ks_probes[0].func = ks_vendor_is_svm() ?
+				    ks_probe_kvm_exit_counting_svm :
+				    ks_probe_kvm_exit_counting_vmx;
+	}
+	ks_probes[0].needed = set != 0;
+	ks_probes[1].needed = set & KS_TIME_GROUPS;
+	ks_probes[2].needed = set & (KS_TIME_GROUPS | BIT(KS_GRP_USERSPACE));
+	ks_probes[3].needed = set & BIT(KS_GRP_IO_MSR);
 
 	for (i = 0; i < ARRAY_SIZE(ks_probes); i++) {
+		if (!ks_probes[i].needed)
+			continue;
 		ret = tracepoint_probe_register(ks_probes[i].tp,
 						ks_probes[i].func, NULL);
 		if (ret) {
 			pr_err("cannot attach to tracepoint %s: %d\n",
 			       ks_probes[i].tp->name, ret);
-			break;
+			ks_probes_detach(i);
+			return ret;
 		}
 	}
-	if (!ret)
-		return 0;
-	while (--i >= 0)
-		tracepoint_probe_unregister(ks_probes[i].tp,
-					    ks_probes[i].func, NULL);
-	tracepoint_synchronize_unregister();
-	return ret;
+	return 0;
 }
 
 void ks_probes_exit(void)
 {
-	int i;
-
-	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--)
-		tracepoint_probe_unregister(ks_probes[i].tp,
-					    ks_probes[i].func, NULL);
-	/* No probe may still be running when the counters go. */
-	tracepoint_synchronize_unregister();
+	ks_probes_detach(ARRAY_SIZE(ks_probes));
 }

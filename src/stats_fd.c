@@ -48,13 +48,13 @@ atomic_long_t ks_nr_files;
  */
 static __always_inline const u64 *
 ks_word_ptr(const struct ks_stats_file *sf, const struct ks_kind *k,
-	    u32 native_words, const u32 *own_src, u32 w)
+	    u32 native_words, u32 w)
 {
 	if (w < native_words)
 		return (const u64 *)(sf->native_base +
 				     (k->native_word_off ? k->native_word_off[w] :
 				      k->native_struct_off + w * sizeof(u64)));
-	return (const u64 *)&sf->kv->c + own_src[w - native_words];
+	return sf->kv->c + (w - native_words);
 }
 
 /* Words [@first, @first + @n) of the data block into @buf. */
@@ -62,12 +62,10 @@ static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 {
 	const struct ks_kind *k = sf->kind;
 	u32 native_words = k->native_size / sizeof(u64);
-	const u32 *own_src = ks_own_word_src_map();
 	u32 i;
 
 	for (i = 0; i < n && (sf->kv || first + i < native_words); i++)
-		buf[i] = READ_ONCE(*ks_word_ptr(sf, k, native_words, own_src,
-						first + i));
+		buf[i] = READ_ONCE(*ks_word_ptr(sf, k, native_words, first + i));
 	if (i < n)
 		ks_vm_own_fill(sf->vm, first + i - native_words, n - i, buf + i);
 }
@@ -83,7 +81,6 @@ static int ks_put_words(const struct ks_stats_file *sf, u64 __user *dst,
 {
 	const struct ks_kind *k = sf->kind;
 	u32 native_words = k->native_size / sizeof(u64);
-	const u32 *own_src = ks_own_word_src_map();
 	const u64 *src;
 	u32 i = 0, end;
 
@@ -98,13 +95,13 @@ static int ks_put_words(const struct ks_stats_file *sf, u64 __user *dst,
 	}
 	for (; i < end; i++)
 		unsafe_put_user(READ_ONCE(*ks_word_ptr(sf, k, native_words,
-						       own_src, first + i)),
+						       first + i)),
 				dst + i, efault);
 	if (i < n) {
-		src = (const u64 *)&sf->kv->c;
-		own_src += first + i - native_words;
-		for (; i < n; i++, own_src++)
-			unsafe_put_user(READ_ONCE(src[*own_src]), dst + i, efault);
+		/* The served own block is the counters block itself. */
+		src = sf->kv->c + (first + i - native_words);
+		for (; i < n; i++, src++)
+			unsafe_put_user(READ_ONCE(*src), dst + i, efault);
 	}
 	user_access_end();
 	return 0;

@@ -95,25 +95,28 @@ static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 #endif
 
 /*
- * kvm_exit's probe arguments, and the exit's reason and first info word.
- * Since 5.16 the tracepoint passes (vcpu, isa) and get_exit_info() returns
- * the reason; before, it passed (reason, vcpu, isa) and get_exit_info()
- * had no reason argument.
+ * kvm_exit's probe arguments, and the vendor's get_exit_info(): since 5.16
+ * the tracepoint passes (vcpu, isa) and get_exit_info() returns the
+ * reason; before, it passed (reason, vcpu, isa) and get_exit_info() had
+ * no reason argument.  ks_exit_info_proto() is only a prototype, the type
+ * of the probes' static call to the vendor's function.
  */
 #ifdef KS_HAVE_EXIT_INFO_REASON
 #define KS_KVM_EXIT_PROBE_ARGS	void *data, struct kvm_vcpu *vcpu, u32 isa
 #define KS_KVM_EXIT_TP_REASON	0
-#define KS_KVM_EXIT_PROBE_CALL(probe, vcpu, isa)	probe(NULL, vcpu, isa)
-#define ks_get_exit_info(ops, vcpu, tp_reason, reason, info1, info2, ii, ec) \
-	((ops)->get_exit_info((vcpu), (reason), (info1), (info2), (ii), (ec)))
+void ks_exit_info_proto(struct kvm_vcpu *vcpu, u32 *reason, u64 *info1,
+			u64 *info2, u32 *intr_info, u32 *error_code);
+#define ks_call_exit_info(fn, vcpu, tp_reason, reason, info1, info2, ii, ec) \
+	fn((vcpu), (reason), (info1), (info2), (ii), (ec))
 #else
 #define KS_KVM_EXIT_PROBE_ARGS	void *data, unsigned int tp_reason, \
 				struct kvm_vcpu *vcpu, u32 isa
 #define KS_KVM_EXIT_TP_REASON	tp_reason
-#define KS_KVM_EXIT_PROBE_CALL(probe, vcpu, isa)	probe(NULL, 0, vcpu, isa)
-#define ks_get_exit_info(ops, vcpu, tp_reason, reason, info1, info2, ii, ec) \
+void ks_exit_info_proto(struct kvm_vcpu *vcpu, u64 *info1, u64 *info2,
+			u32 *intr_info, u32 *error_code);
+#define ks_call_exit_info(fn, vcpu, tp_reason, reason, info1, info2, ii, ec) \
 	({ *(reason) = (tp_reason);					\
-	   (ops)->get_exit_info((vcpu), (info1), (info2), (ii), (ec)); })
+	   fn((vcpu), (info1), (info2), (ii), (ec)); })
 #endif
 
 /* ftrace callbacks: regs came straight as struct pt_regs before 5.11. */

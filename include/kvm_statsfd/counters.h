@@ -21,15 +21,16 @@
 #include <linux/xarray.h>
 
 #include <kvm_statsfd/exit_reasons.h>
+#include <kvm_statsfd/layout.h>
 
 /* Log2 histograms of nanoseconds: bucket 0 is [0, 1), bucket i [2^(i-1), 2^i). */
 #define KS_LAT_BUCKETS		32
 
 /* Exit classes with a latency histogram of their own. */
 enum ks_exit_class {
-	KS_CLASS_IO,
-	KS_CLASS_NPF,
+	KS_CLASS_IO,		/* IO and MSR first: ks_probe_kvm_exit() */
 	KS_CLASS_MSR,
+	KS_CLASS_NPF,
 	KS_CLASS_HLT,
 	KS_CLASS_INTR,
 	KS_NR_CLASSES,
@@ -41,59 +42,104 @@ enum ks_exit_class {
 #define KS_USER_EXIT_BUCKETS	(KS_USER_EXIT_OTHER + 1)
 
 /*
- * The per-vCPU block of the stats file's data, byte for byte: the stats
- * fd serves it as it is, so the descriptors' ranges must tile it (checked
- * at load).  Only u64 fields.  The exit-reason histogram comes last and
- * has as many buckets as this host's vendor needs (ks_exit_buckets()): an
- * Intel host carries 81, not SVM's 181.
+ * The per-vCPU counters block, byte for byte what a vCPU file serves as its
+ * own data: the enabled groups' blocks, in enum ks_group order, packed.  A
+ * disabled group takes no memory.  Where each enabled group starts is
+ * fixed at load (ks_grp_off[]); each vCPU state keeps a pointer to each.
+ * Only u64s.
  */
-struct ks_vcpu_counters {
-	u64 exit_latency_hist[KS_LAT_BUCKETS];
-	u64 exit_latency_ns;
-	u64 exit_latency_max_ns;
-	u64 exit_latency_class_hist[KS_NR_CLASSES][KS_LAT_BUCKETS];
-	u64 exit_latency_class_ns[KS_NR_CLASSES];
-	u64 guest_ns;
-	u64 userspace_exits[KS_USER_EXIT_BUCKETS];
-	u64 io_in_exits;
-	u64 io_out_exits;
-	u64 msr_read_exits;
-	u64 msr_write_exits;
+struct ks_latency {
+	u64 hist[KS_LAT_BUCKETS];
+	u64 ns;
+	u64 max_ns;
+};
+
+/* Per class, its histogram and total side by side: one base pointer. */
+struct ks_class_latency {
+	struct {
+		u64 hist[KS_LAT_BUCKETS];
+		u64 ns;
+	} cls[KS_NR_CLASSES];
+};
+
+struct ks_userspace {
+	u64 exits[KS_USER_EXIT_BUCKETS];
+};
+
+/*
+ * I/O and MSR exits by class and direction: index 2 * class + bit, where
+ * class is KS_CLASS_IO or KS_CLASS_MSR and bit is what SVM's exit_info_1
+ * says in bit 0 for both (IN, WRITE).  Then MMIO.
+ */
+enum ks_dir {
+	KS_DIR_IO_OUT,
+	KS_DIR_IO_IN,
+	KS_DIR_MSR_READ,
+	KS_DIR_MSR_WRITE,
+	KS_NR_DIRS,
+};
+
+struct ks_io_msr {
+	u64 exits[KS_NR_DIRS];
 	u64 mmio_reads;
 	u64 mmio_writes;
-	u64 in_guest;
-	u64 exit_reasons[];
 };
+
+struct ks_guest_time {
+	u64 ns;
+	u64 in_guest;
+};
+
+/* The exit-reason histogram is u64[ks_exit_buckets()]. */
+
+/* Byte offset of each enabled group in the counters block (own_stats.c). */
+extern u32 ks_grp_off[KS_NR_GROUPS] __ro_after_init;
 
 struct ks_vm;
 
 struct ks_vcpu {
 	/*
-	 * How the exit path finds and checks this state, and its own
-	 * bookkeeping (same writer, not served): one cache line, the one
-	 * the lookup touches anyway.
+	 * The exit path's cache line: how it finds and checks this state,
+	 * its own bookkeeping (same writer, not served), and where the
+	 * counting groups' counters are.
 	 */
 	struct kvm_vcpu *vcpu;
 	struct kvm *kvm;	/* vcpu->kvm: the cache hit checks both */
 	/*
-	 * The thread that last entered the guest with this vCPU, found again
-	 * by the probes that get no vCPU.  Compared, never dereferenced; with
-	 * its start_time, since a task_struct address is reused once freed.
+	 * The thread inside KVM_RUN with this vCPU, for the probe that gets
+	 * no vCPU.  Compared, never dereferenced, and only while in_run: a
+	 * thread inside KVM_RUN is alive, so no other task has its address.
 	 */
 	const struct task_struct *task;
-	u64 task_start;
-	u64 entry_ns;		/* last VM entry, 0 once exited */
-	u64 exit_ns;		/* last VM exit, 0 once handled */
+	u64 entry_ts;		/* clock at the last VM entry, 0 once exited */
+	u64 exit_ts;		/* clock at the last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
-	/* Entered the guest since the last return to userspace. */
+	/* Exited the guest since the last return to userspace. */
 	bool in_run;
+	u64 *reasons;			/* KS_GRP_EXIT_REASONS */
+	struct ks_io_msr *io;		/* KS_GRP_IO_MSR */
+
+	/*
+	 * get_exit_info()'s answers, written on every exit: here rather
+	 * than on the probe's stack, which would cost a stack canary.  Then
+	 * the time groups' counters.
+	 */
+	struct {
+		u32 reason;
+		u32 intr_info;
+		u32 error_code;
+		u64 info1;
+		u64 info2;
+	} x ____cacheline_aligned;
+	struct ks_latency *lat;			/* KS_GRP_LATENCY */
+	struct ks_class_latency *cls;		/* KS_GRP_CLASS_LATENCY */
+	struct ks_guest_time *guest;		/* KS_GRP_GUEST_TIME */
+	struct ks_userspace *user;		/* KS_GRP_USERSPACE */
 
 	/* Slow path only. */
+	u64 *c ____cacheline_aligned;		/* the counters block */
 	struct ks_vm *vm;
 	struct hlist_node task_node;	/* in ks_tasks, while task is set */
-
-	/* Written by the vCPU's thread only; cache-line separated; last. */
-	struct ks_vcpu_counters c ____cacheline_aligned;
 };
 
 struct ks_vm {
@@ -103,7 +149,12 @@ struct ks_vm {
 	struct rcu_work free_work;
 };
 
+/*
+ * The vCPU state each CPU used last; &ks_no_vcpu, which matches no vCPU
+ * and no thread, when none (so that the exit path needs no NULL test).
+ */
 DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
+extern struct ks_vcpu ks_no_vcpu;
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
 /*
@@ -119,26 +170,37 @@ void ks_vcpu_bind_slow(struct ks_vcpu *kv);
  * The exit path's lookup.  A vCPU thread mostly stays on one CPU, so the
  * last vCPU state used on this CPU almost always matches; otherwise the
  * slow path finds (or, the first time, creates) it.  The VM is compared
- * too, so a kvm_vcpu address reused by another VM never matches.  Called
- * with preemption disabled (tracepoint probes are).
+ * too, so a kvm_vcpu address reused by another VM never matches, even on
+ * a kernel that would free a dying VM's vCPUs before kvm_arch_destroy_vm()
+ * (where hook.c clears the cache): the dying VM's struct kvm is still
+ * there, so no new VM has its address.  Called with preemption disabled
+ * (tracepoint probes are).
+ *
+ * The probes open-code ks_vcpu_of() (the cache hit, then the slow path and
+ * its NULL test), so that a hit tests no NULL pointer.
  */
+static __always_inline bool ks_vcpu_cached(const struct ks_vcpu *kv,
+					   const struct kvm_vcpu *vcpu)
+{
+	return likely(kv->vcpu == vcpu && kv->kvm == vcpu->kvm);
+}
+
 static __always_inline struct ks_vcpu *ks_vcpu_of(struct kvm_vcpu *vcpu)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 
-	if (likely(kv && kv->vcpu == vcpu && kv->kvm == vcpu->kvm))
-		return kv;
-	return ks_vcpu_of_slow(vcpu);
+	return ks_vcpu_cached(kv, vcpu) ? kv : ks_vcpu_of_slow(vcpu);
 }
 
 /*
- * At each VM entry: @current is inside KVM_RUN with @kv.  The thread
- * running a vCPU rarely changes, so this is two compares and a store.
+ * At each VM exit: @current is inside KVM_RUN with @kv.  The thread
+ * running a vCPU rarely changes, so this is a compare and a store.  (At
+ * the exit, not the entry: that needs no kvm_entry probe, and every entry
+ * the module counts anything for is followed by an exit.)
  */
-static __always_inline void ks_vcpu_entered(struct ks_vcpu *kv)
+static __always_inline void ks_vcpu_in_run(struct ks_vcpu *kv)
 {
-	if (unlikely(kv->task != current ||
-		     kv->task_start != current->start_time))
+	if (unlikely(kv->task != current))
 		ks_vcpu_bind_slow(kv);
 	WRITE_ONCE(kv->in_run, true);
 }
@@ -151,27 +213,25 @@ static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 
-	if (likely(kv && READ_ONCE(kv->in_run) &&
-		   READ_ONCE(kv->task) == current &&
-		   READ_ONCE(kv->task_start) == current->start_time))
+	if (likely(READ_ONCE(kv->in_run) && READ_ONCE(kv->task) == current))
 		return kv;
 	return ks_vcpu_of_current_slow();
 }
 
 /*
- * @now - @then for two ktime_get_mono_fast_ns() reads, or 0 when the
- * clock stepped back between them (it may, across CPUs or around an NTP
- * update): never a negative interval read as a huge one.
+ * Single-writer updates that readers may load concurrently: one x86
+ * read-modify-write instruction each, so one whole store, never torn (the
+ * module is x86-only).  WRITE_ONCE(*c, *c + 1) would say the same in
+ * three instructions.
  */
-static __always_inline u64 ks_elapsed(u64 now, u64 then)
-{
-	return likely(now >= then) ? now - then : 0;
-}
-
-/* Single-writer increment: readers may load it concurrently. */
 static __always_inline void ks_inc(u64 *counter)
 {
-	WRITE_ONCE(*counter, *counter + 1);
+	asm volatile("incq %0" : "+m" (*counter));
+}
+
+static __always_inline void ks_add(u64 *counter, u64 value)
+{
+	asm volatile("addq %1, %0" : "+m" (*counter) : "er" (value));
 }
 
 /* Sleepable lookups for the stats fd; allocate on first use. */

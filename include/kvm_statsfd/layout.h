@@ -69,7 +69,7 @@ struct ks_stat_def {
 	u32 flags;		/* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
 	s16 exponent;
 	u16 size;		/* number of u64 values */
-	u32 offset;		/* byte offset in struct ks_vcpu_counters */
+	u32 offset;		/* byte offset in its group's block */
 	u32 served;		/* byte offset in the served own block */
 	u32 bucket_size;	/* LINEAR_HIST only */
 	enum ks_aggregate agg;
@@ -110,16 +110,14 @@ bool ks_vendor_is_svm(void);
 unsigned int ks_exit_buckets(void);
 const char *ks_exit_stat_name(void);
 
-/* Bytes of struct ks_vcpu_counters with this vendor's exit reasons. */
+/*
+ * Bytes of a vCPU's counters block, which is also its served own block;
+ * u64 words of a VM's own block.
+ */
 u32 ks_own_counters_size(void);
-/* Bytes of a vCPU's served own block; u64 words of a VM's. */
-u32 ks_own_vcpu_size(void);
 u32 ks_own_vm_words(void);
-/* Served word @word: how a VM file computes it, where the counter is. */
+/* Served word @word: how a VM file computes it from its vCPUs' word. */
 enum ks_aggregate ks_own_word_agg(u32 word);
-u32 ks_own_word_src(u32 word);
-/* The same for every served word at once (ks_own_word_src_map()[word]). */
-const u32 *ks_own_word_src_map(void);
 
 /* Fill in the vendor-dependent parts of the own stats table. */
 int ks_own_stats_init(void);

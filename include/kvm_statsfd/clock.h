@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The exit path's clock.
+ *
+ * Where the TSC is constant, does not stop in idle and is synchronised
+ * across CPUs (the kernel has not found it unstable by load time), the
+ * probes read it directly: one instruction, and an interval is converted
+ * to nanoseconds with a multiply and a shift.  Elsewhere they fall back to
+ * ktime_get_mono_fast_ns(), monotonic across CPUs and lock-free but about
+ * thirty instructions through the clocksource.  The choice is made once,
+ * at load, and patched in as a static branch.
+ */
+#ifndef _KVM_STATSFD_CLOCK_H
+#define _KVM_STATSFD_CLOCK_H
+
+#include <linux/jump_label.h>
+#include <linux/timekeeping.h>
+#include <linux/types.h>
+#include <asm/msr.h>
+
+DECLARE_STATIC_KEY_FALSE(ks_clock_tsc);
+/* Nanoseconds per TSC cycle, in 32.32 fixed point. */
+extern u64 ks_tsc_ns_mult __ro_after_init;
+
+/*
+ * (@cycles * ks_tsc_ns_mult) >> 32 with the full 128-bit product: one
+ * multiply and one double shift, and no 128-bit type (which would make
+ * the compiler realign every probe's stack frame).
+ */
+static __always_inline u64 ks_tsc_to_ns(u64 cycles)
+{
+	u64 lo = cycles, hi;
+
+	asm("mulq %[mult]\n\tshrdq $32, %%rdx, %%rax"
+	    : "+a" (lo), "=d" (hi) : [mult] "rm" (ks_tsc_ns_mult) : "cc");
+	return lo;
+}
+
+/* A timestamp, never 0 (0 means "none" in the probes' bookkeeping). */
+static __always_inline u64 ks_clock(void)
+{
+	if (static_branch_likely(&ks_clock_tsc))
+		return rdtsc();
+	return ktime_get_mono_fast_ns();
+}
+
+/*
+ * Nanoseconds from timestamp @then to @now, or 0 when the clock went back
+ * between them (ktime_get_mono_fast_ns() may, across CPUs or around an
+ * NTP update): never a negative interval read as a huge one.
+ */
+static __always_inline u64 ks_clock_ns(u64 now, u64 then)
+{
+	s64 delta = now - then;
+
+	if (unlikely(delta < 0))
+		return 0;
+	if (static_branch_likely(&ks_clock_tsc))
+		return ks_tsc_to_ns(delta);
+	return delta;
+}
+
+/* Pick the clock; says which in the kernel log. */
+void ks_clock_init(void);
+/* "tsc" or "ktime_get_mono_fast_ns", for sysfs and the tests. */
+const char *ks_clock_name(void);
+
+#endif /* _KVM_STATSFD_CLOCK_H */
