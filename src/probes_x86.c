@@ -197,9 +197,9 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 		if (ks_on(set, KS_GRP_GUEST_TIME)) {
 			struct ks_guest_time *gt = kv->guest;
 
-			if (likely(kv->entry_ts))
+			/* in_guest: this exit follows an entry the probes saw. */
+			if (likely(gt->in_guest))
 				ks_add(&gt->ns, ks_ns(set, now, kv->entry_ts));
-			kv->entry_ts = 0;
 			WRITE_ONCE(gt->in_guest, 0);
 		}
 	}
@@ -295,12 +295,9 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 	if (unlikely(!kv))
 		return;
 	WRITE_ONCE(kv->in_run, false);
-	if (ks_timed(KS_SET_LOAD)) {
-		if (kv->exit_ts)
-			ks_exit_handled(KS_SET_LOAD, kv, ks_clock());
-		/* A VMX entry failure has no kvm_exit: the guest is not running. */
-		kv->entry_ts = 0;
-	}
+	if (ks_timed(KS_SET_LOAD) && kv->exit_ts)
+		ks_exit_handled(KS_SET_LOAD, kv, ks_clock());
+	/* A VMX entry failure has no kvm_exit: the guest is not running. */
 	if (ks_group_active(KS_GRP_GUEST_TIME))
 		WRITE_ONCE(kv->guest->in_guest, 0);
 	if (!ks_group_active(KS_GRP_USERSPACE))

@@ -34,7 +34,7 @@ enum ks_exit_class {
 	KS_CLASS_HLT,
 	KS_CLASS_INTR,
 	KS_NR_CLASSES,
-	KS_CLASS_OTHER = KS_NR_CLASSES,
+	KS_CLASS_OTHER = KS_NR_CLASSES,	/* no histogram of its own */
 };
 
 /* KVM_EXIT_* reasons 0..47 by number, then "other". */
@@ -111,7 +111,7 @@ struct ks_vcpu {
 	 * thread inside KVM_RUN is alive, so no other task has its address.
 	 */
 	const struct task_struct *task;
-	u64 entry_ts;		/* clock at the last VM entry, 0 once exited */
+	u64 entry_ts;		/* clock at the last VM entry (guest time) */
 	u64 exit_ts;		/* clock at the last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
 	/* Exited the guest since the last return to userspace. */

@@ -72,23 +72,6 @@ static u32 ks_isa(void)
 		}							\
 	} while (0)
 
-/*
- * What trace_kvm_exit() and trace_kvm_entry() do in KVM: a static branch
- * that is off while no probe is attached, then the tracepoint's static
- * call (straight to the probe when there is only one).
- */
-static __always_inline void ks_trace_exit(struct kvm_vcpu *vcpu, u32 isa)
-{
-	if (static_key_false(&__tracepoint_kvm_exit.key))
-		static_call(tp_func_kvm_exit)(NULL, vcpu, isa);
-}
-
-static __always_inline void ks_trace_entry(struct kvm_vcpu *vcpu)
-{
-	if (static_key_false(&__tracepoint_kvm_entry.key))
-		static_call(tp_func_kvm_entry)(NULL, vcpu, false);
-}
-
 /* TSC ticks of @n iterations of @what, interrupts off. */
 static u64 ks_measure(struct kvm_vcpu *vcpu, int what, u32 n)
 {
