@@ -6,7 +6,9 @@
 #  - in a guest (6.12; BENCH_KERNEL=6.1 for the other) under QEMU's
 #    -icount, where the TSC counts instructions: the exit-path probes'
 #    instructions per exit against a plain increment (probe_cost, driven by
-#    the test-only tests/bench/probe_driver module);
+#    the test-only tests/bench/probe_driver module), and the same exits
+#    with Debian's bpftrace building the same statistics instead, the
+#    module unloaded (tests/bench/bpftrace);
 #  - in a second, plain boot: a guest's exit loop with the module loaded
 #    against not (exit_loop, timed);
 #  - on the host: packed against cache-line separated counters (layout);
@@ -16,6 +18,9 @@
 # Every result is a "bench: NAME key=value ..." line, collected in
 # $BUILD/bench/results.txt.  Absolute numbers under TCG are large and
 # noisy: compare only the ratios, which are taken within one run.
+#
+# BENCH_PARTS (default "icount timed read") picks the boots: e.g.
+# BENCH_PARTS=icount for the instruction counts alone.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,6 +30,8 @@ mapfile -t KERNELS < <(test_kernels)
 k=$(printf '%s\n' "${KERNELS[@]}" | awk -v s="${BENCH_KERNEL:-6.12}" '$1 == s')
 [ -n "$k" ] || { echo "no such test kernel: ${BENCH_KERNEL:-}" >&2; exit 2; }
 read -r series rel root <<< "$k"
+parts=" ${BENCH_PARTS:-icount timed read} "
+has_part() { [[ "$parts" == *" $1 "* ]]; }
 
 build_userspace
 step "building kvm_statsfd.ko, the test-only probe driver and the benchmarks for $rel"
@@ -34,6 +41,13 @@ mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
 build_module "$rel" "$root" "$drv"
 make -s -C "$TOP/tests/bench" O="$BUILD/bench" \
 	LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2
+# Debian's bpftrace with its libraries, and its program, for the -icount
+# guest (tests/bench/bpftrace).
+bt_root="$BUILD/bench/bpftrace-root"
+if has_part icount; then
+	"$TOP/tests/bench/bpftrace/collect-bpftrace.sh" "$bt_root"
+	install -m 0644 "$TOP/tests/bench/bpftrace/exit-stats.bt" "$bt_root/opt/bpftrace/"
+fi
 
 # Two boots: one under -icount, where the guest TSC counts instructions
 # (probe_cost: exact instructions per exit), one plain for exit_loop,
@@ -41,36 +55,51 @@ make -s -C "$TOP/tests/bench" O="$BUILD/bench" \
 out="$BUILD/bench/$rel"
 rm -rf "$out"
 mkdir -p "$out/icount" "$out/timed"
-cp "$BUILD/bench/guest/probe_cost" "$out/icount/"
+cp "$BUILD/bench/guest/probe_cost" "$TOP/tests/bench/bpftrace/bpftrace_cost" \
+	"$out/icount/"
 cp "$BUILD/bench/guest/exit_loop" "$out/timed/"
+boots=()
 for b in icount timed; do
+	has_part "$b" || continue
+	boots+=("$b")
+	extra=()
+	[ "$b" = icount ] && extra=(--tree "$bt_root")
 	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-$b.gz" \
 		--module "$BUILD/$rel/module/kvm_statsfd.ko" \
-		--module "$drv/ks_probe_driver.ko" --bench "$out/$b"
+		--module "$drv/ks_probe_driver.ko" --bench "$out/$b" "${extra[@]}"
 done
-step "[$series] booting $rel under -icount: instructions per exit"
-GUEST_ICOUNT=1 GUEST_MEM=${GUEST_MEM:-2048} "$TOP/tests/vm/run-guest.sh" \
-	"$root/boot/vmlinuz-$rel" "$out/initrd-icount.gz" "$out/run-icount" bench
-step "[$series] booting $rel: timed exit loop (a few minutes)"
-GUEST_MEM=${GUEST_MEM:-2048} "$TOP/tests/vm/run-guest.sh" \
-	"$root/boot/vmlinuz-$rel" "$out/initrd-timed.gz" "$out/run-timed" bench
+if has_part icount; then
+	step "[$series] booting $rel under -icount: instructions per exit, bpftrace's beside"
+	# bpftrace's start (LLVM compiling its program) is slow under TCG.
+	GUEST_TIMEOUT=${GUEST_TIMEOUT:-900} GUEST_ICOUNT=1 GUEST_MEM=${GUEST_MEM:-2048} \
+		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
+		"$out/initrd-icount.gz" "$out/run-icount" bench
+fi
+if has_part timed; then
+	step "[$series] booting $rel: timed exit loop (a few minutes)"
+	GUEST_MEM=${GUEST_MEM:-2048} "$TOP/tests/vm/run-guest.sh" \
+		"$root/boot/vmlinuz-$rel" "$out/initrd-timed.gz" "$out/run-timed" bench
+fi
 
 results="$BUILD/bench/results.txt"
 {
 	echo "# make bench, $(date -u +%Y-%m-%dT%H:%MZ), guest kernel $rel (QEMU TCG, nested SVM)"
 	echo "# probe_cost ran under -icount: its ticks are guest instructions"
-	cat "$out/run-icount/results.log" "$out/run-timed/results.log" |
-		tr -d '\r' | grep -h '^bench: ' || true
+	for b in "${boots[@]}"; do
+		tr -d '\r' < "$out/run-$b/results.log"
+	done | grep -h '^bench: ' || true
 	step "host: layout benchmark"
 	"$BUILD/bench/layout"
 } | tee "$results"
 
 # The rig's judgement: guest finished, kernel log clean, each program ok.
-for b in icount timed; do
+for b in "${boots[@]}"; do
 	"$TOP/tests/vm/judge.sh" "$out/run-$b" "[$series bench $b]" > "$out/judge-$b.tap" ||
 		{ cat "$out/judge-$b.tap"; echo "benchmark run failed" >&2; exit 1; }
 done
 
-"$TOP/tests/bench/run-read-bench.sh" "$series"
-cat "$BUILD/bench/read-summary.txt" >> "$results"
+if has_part read; then
+	"$TOP/tests/bench/run-read-bench.sh" "$series"
+	cat "$BUILD/bench/read-summary.txt" >> "$results"
+fi
 echo "results: $results"
