@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The "exit-cost" lane of make check: the exit path's instructions per VM
+# exit, counted exactly and held to tests/bench/exit-cost-budget.
+#
+# Debian's 6.12 boots under QEMU's -icount shift=0 (the guest TSC then
+# advances once per guest instruction) with an invariant TSC, as hosts
+# have, so that the module takes its TSC clock; the test-only probe driver
+# (tests/bench/probe_driver) dispatches kvm_exit and kvm_entry as KVM does
+# on a loaded vCPU, and probe_cost --budget (tests/bench/exit-cost-gate)
+# prints one TAP case per stats= configuration.  A nested VM makes no
+# progress under -icount, and none is run: the count is the module's work
+# per exit, not a timing.
+#
+# usage: lane.sh OUTDIR
+# Prints TAP lines on stdout and writes "PASSED FAILED SKIPPED" to
+# OUTDIR/counts; exits 0 only if nothing failed.  Steps go to stderr.
+# Needs the guests' programs built (build_userspace; check.sh does it).
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+out=$1
+LABEL="[exit-cost]"
+passed=0 failed=0 skipped=0
+mkdir -p "$out"
+
+tap() {
+	if [ "$1" = 1 ]; then
+		passed=$((passed + 1)); echo "ok - $LABEL $2"
+	else
+		failed=$((failed + 1)); echo "not ok - $LABEL $2"
+	fi
+}
+
+finish() {
+	echo "$passed $failed $skipped" > "$out/counts"
+	[ "$failed" = 0 ]
+	exit
+}
+
+k=$(SERIES=6.12 test_kernels | awk '$1 == "6.12"')
+read -r _ rel root <<< "$k"
+if [ -z "$rel" ]; then
+	tap 0 "kernel 6.12 fetched"
+	finish
+fi
+
+# Own build directories: the 6.12 lane builds BUILD/REL/module meanwhile.
+mod="$BUILD/exit-cost/$rel/module" drv="$BUILD/exit-cost/$rel/probe-driver"
+step "$LABEL building kvm_statsfd.ko, the probe driver and probe_cost for $rel"
+mirror_tree "$TOP" "$mod" Kbuild src include
+mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
+if ! build_module "$rel" "$root" "$mod" ||
+	! build_module "$rel" "$root" "$drv" ||
+	! make -s -C "$TOP/tests/bench" O="$BUILD/exit-cost/bench" \
+		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
+	tap 0 "module, probe driver and probe_cost build for $rel"
+	finish
+fi
+
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
+	--tree "$BUILD/exit-cost/bench/gate"; then
+	tap 0 "initramfs for $rel"
+	finish
+fi
+
+step "$LABEL booting $rel under -icount: instructions per exit"
+# shellcheck disable=SC2046 # the command line is a list of words
+GUEST_ICOUNT=1 GUEST_CPU=max,+invtsc,x-force-features=on GUEST_MEM=2048 \
+	"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
+	"$out/initrd.gz" "$out/tests" test $(guest_cmdline "$rel" "$root")
+
+# The gate's cases, and the rig's: finished, kernel log clean, no taint.
+"$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL"
+read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+# The clock the counted probes used: the TSC, as on a host.
+if grep -aq "kvm_statsfd: clock: tsc" "$out/tests/results.txt"; then
+	tap 1 "the module counted with its TSC clock"
+else
+	tap 0 "the module counted with its TSC clock (its kernel log: $out/tests/results.txt)"
+fi
+finish
