@@ -130,6 +130,47 @@ static int only_our_caches(int on)
 	return ret;
 }
 
+/* Where the module-load test looks for its allocations (struct load_scope). */
+struct load_scope {
+	unsigned long start;		/* the end of the kernel image */
+	unsigned long reject_start;	/* kmem_cache_create()'s code */
+	unsigned long reject_end;
+	unsigned int depth;		/* frames the injector looks at */
+};
+
+/*
+ * Count and fail only allocations with a return address at or above
+ * @sc->start among their @sc->depth innermost frames and none inside
+ * [@sc->reject_start, @sc->reject_end); @sc NULL: every allocation again.
+ */
+static int load_filter(const struct load_scope *sc)
+{
+	static const char *const dirs[] = { FAILSLAB, FAIL_PAGE };
+	const char *const names[] = {
+		"require-start", "require-end", "reject-start", "reject-end",
+		"stacktrace-depth",
+	};
+	unsigned long vals[] = { 0, ~0ul, 0, 0, 32 };
+	char path[128], val[32];
+	unsigned int i, j;
+	int ret = 0;
+
+	if (sc) {
+		vals[0] = sc->start;
+		vals[2] = sc->reject_start;
+		vals[3] = sc->reject_end;
+		vals[4] = sc->depth;
+	}
+	for (i = 0; !ret && i < 2; i++) {
+		for (j = 0; !ret && j < 5; j++) {
+			snprintf(path, sizeof(path), "%s%s", dirs[i], names[j]);
+			snprintf(val, sizeof(val), "%lu", vals[j]);
+			ret = write_str(path, val);
+		}
+	}
+	return ret;
+}
+
 /* Guest code: 20 CPUIDs, then OUT; a second KVM_RUN does it again. */
 static const unsigned int seg_cpuid[] = { 20, 20 };
 
@@ -162,8 +203,10 @@ FIXTURE_TEARDOWN(fault)
 	int ret;
 
 	fail_nth_set(0);
-	if (self->ready)
+	if (self->ready) {
 		only_our_caches(0);
+		load_filter(NULL);
+	}
 	ks_close_from(3);
 	ret = ks_module_restore(&self->mod);
 	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
@@ -307,6 +350,246 @@ TEST_F_TIMEOUT(fault, exit_path_every_allocation, 300)
 	EXPECT_GE(MAX_NTH, n);
 	EXPECT_LT(0, consumed) TH_LOG("no fault ever hit the module's state");
 	TH_LOG("first KVM_RUN: %d state allocations, each failed once", consumed);
+}
+
+/*
+ * Module load.  finit_module() of kvm_statsfd.ko with the Nth allocation
+ * failing, for N = 1, 2, ... until a load goes through without reaching
+ * it.  What counts as an allocation here (the injector's stack filter,
+ * struct load_scope):
+ *  - one made with code outside the kernel image among its innermost
+ *    frames: the module's init and everything it calls.  Not the loader's
+ *    work before it (reading the file, laying the module out, its sysfs
+ *    directory): the kernel's, and it reports those failures itself with
+ *    stack dumps (warn_alloc()) that no test can tell from a bug;
+ *  - none inside kmem_cache_create(): on failure it dump_stack()s by
+ *    design, and 6.12's sysfs_slab_add() then leaks the cache's kobject
+ *    name (kobject_init_and_add() failing without a kobject_put(): 120
+ *    kmemleak reports in one run, all that one backtrace);
+ *  - the module's frame among the 10 innermost: deeper, 6.12's KASAN
+ *    allocates shadow for each ftrace trampoline without __GFP_NOWARN
+ *    (kasan_alloc_module_shadow(), under register_ftrace_function()),
+ *    warn_alloc() again; ftrace itself carries on without the trampoline.
+ *
+ * Each failed load must return ENOMEM and leave nothing behind: no module,
+ * none of its slab caches, no ftrace hook on KVM's functions, no probe on
+ * KVM's tracepoints (right after, with the module gone, a VM runs, opens
+ * KVM's own stats fd and is destroyed), and kmemleak (the debug kernel's)
+ * finds nothing.  A load that goes through with its fault used (the
+ * allocation had a fallback: kmemleak's own pool, ftrace without a
+ * trampoline) must work.  After every 16th failure and at the end, a
+ * normal load works and counts every exit.
+ */
+#define MAX_LOAD_NTH	3000
+#define LOAD_CHECK_EVERY	16
+
+/*
+ * /proc/kallsyms: the address of @name, and in @next (if not NULL) the
+ * lowest address above it, the end of that function.  0 if not found.
+ */
+static unsigned long kallsyms_addr(const char *name, unsigned long *next)
+{
+	unsigned long addr, found = 0, above = ~0ul;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char type, sym[256];
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%lx %c %255s%*[^\n]", &addr, &type, sym) == 3) {
+		if (!found && !strcmp(sym, name) && addr) {
+			found = addr;
+			if (!next)
+				break;
+			rewind(f);
+			continue;
+		}
+		if (found && addr > found && addr < above)
+			above = addr;
+	}
+	fclose(f);
+	if (next)
+		*next = above;
+	return found;
+}
+
+/* 1 if @path exists. */
+static int exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* 1 if a line of @path contains @needle, 0 if not, -errno. */
+static int file_has(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !!strstr(line, needle);
+	fclose(f);
+	return found;
+}
+
+/* What a load leaves behind; empty when nothing.  */
+static void load_leftovers(char *why, size_t len)
+{
+	static const char *const caches[] = {
+		"/sys/kernel/slab/kvm_statsfd_vm",
+		"/sys/kernel/slab/kvm_statsfd_vcpu",
+		"/sys/kernel/slab/kvm_statsfd_counters",
+	};
+	static const char *const hooked[] = {
+		"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_arch_destroy_vm",
+	};
+	unsigned int i;
+
+	why[0] = '\0';
+	if (ks_module_loaded() || file_has("/proc/modules", "kvm_statsfd ") > 0) {
+		snprintf(why, len, "the module is still there");
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(caches); i++) {
+		if (exists(caches[i])) {
+			snprintf(why, len, "%s is still there", caches[i]);
+			return;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(hooked); i++) {
+		if (file_has("/sys/kernel/tracing/enabled_functions",
+			     hooked[i]) > 0 ||
+		    file_has("/sys/kernel/debug/tracing/enabled_functions",
+			     hooked[i]) > 0) {
+			snprintf(why, len, "%s is still hooked", hooked[i]);
+			return;
+		}
+	}
+}
+
+/*
+ * With the module not loaded: a VM runs (a probe left on kvm_exit or
+ * kvm_entry would be called in freed memory), its stats fd is KVM's own
+ * (a hook left on kvm_vm_ioctl likewise), and it is destroyed.
+ */
+static void kvm_alone_works(struct __test_metadata *_metadata,
+			    struct _test_data_fault *self, int n)
+{
+	struct ks_vm vm;
+	int fd;
+
+	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0])) TH_LOG("after fault %d", n);
+	if (ks_native_binary_stats() == 1) {
+		fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+		EXPECT_LE(0, fd) TH_LOG("KVM's stats fd after fault %d: %s", n,
+					strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	ks_vm_destroy(&vm);
+}
+
+/*
+ * The module (loaded first if @load, and then unloaded again) counts
+ * every exit of a VM.
+ */
+static void load_counts(struct __test_metadata *_metadata,
+			struct _test_data_fault *self, int n, int load)
+{
+	uint64_t own, native;
+	struct ks_vm vm;
+	int ret, sfd;
+
+	if (load) {
+		ret = ks_module_load("");
+		ASSERT_EQ(0, ret) TH_LOG("normal load after fault %d: %s", n,
+					 strerror(-ret));
+	}
+	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+	sfd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, sfd) TH_LOG("after fault %d: %s", n, strerror(errno));
+	exit_counts(_metadata, sfd, self->ec.stat, self->ec.buckets, &own,
+		    &native);
+	EXPECT_LT(40, own) TH_LOG("after fault %d", n);
+	EXPECT_EQ(native, own) TH_LOG("after fault %d: %llu of %llu exits counted",
+				      n, (unsigned long long)own,
+				      (unsigned long long)native);
+	close(sfd);
+	ks_vm_destroy(&vm);
+	if (load) {
+		ret = ks_module_unload_wait(5000);
+		ASSERT_EQ(0, ret) TH_LOG("unload after fault %d: %s", n,
+					 strerror(-ret));
+	}
+}
+
+TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
+{
+	int n, ret, left, failed = 0, absorbed = 0, checked = 0;
+	struct load_scope sc = { .depth = 10 };
+	char why[160];
+
+	NEED_SETUP();
+	sc.start = kallsyms_addr("_end", NULL);
+	if (!sc.start)
+		SKIP(return, "no _end in /proc/kallsyms (kptr_restrict?)");
+	sc.reject_start = kallsyms_addr("__kmem_cache_create_args",
+					&sc.reject_end);
+	if (!sc.reject_start)
+		sc.reject_start = kallsyms_addr("kmem_cache_create_usercopy",
+						&sc.reject_end);
+	ASSERT_NE(0, sc.reject_start) TH_LOG("no kmem_cache_create in /proc/kallsyms");
+	/* Asked now: it reloads the module when loaded (cached after). */
+	ks_native_binary_stats();
+	ret = ks_module_unload_wait(5000);
+	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
+	ret = load_filter(&sc);
+	ASSERT_EQ(0, ret) TH_LOG("fault injection stack filter: %s",
+				 strerror(-ret));
+	for (n = 1; n <= MAX_LOAD_NTH; n++) {
+		ASSERT_EQ(0, fail_nth_set(n));
+		ret = ks_module_load("");
+		left = fail_nth_left();
+		fail_nth_set(0);
+
+		if (!ret) {
+			/* Went through: the fault had a fallback, or no use. */
+			absorbed += !left;
+			if (!left)
+				load_counts(_metadata, self, n, 0);
+			ret = ks_module_unload_wait(5000);
+			ASSERT_EQ(0, ret) TH_LOG("unload after fault %d: %s", n,
+						 strerror(-ret));
+			if (left)
+				break;
+			continue;
+		}
+		failed++;
+		EXPECT_EQ(0, left) TH_LOG("load failed with fault %d unused: %s",
+					  n, strerror(-ret));
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("fault %d: errno %d (%s)", n,
+					       -ret, strerror(-ret));
+		load_leftovers(why, sizeof(why));
+		EXPECT_STREQ("", why) TH_LOG("fault %d: %s", n, why);
+		if (why[0])
+			break;
+		kvm_alone_works(_metadata, self, n);
+		if (failed % LOAD_CHECK_EVERY == 0) {
+			load_counts(_metadata, self, n, 1);
+			checked++;
+		}
+	}
+	load_filter(NULL);
+	EXPECT_GE(MAX_LOAD_NTH, n) TH_LOG("more than %d fault points?",
+					  MAX_LOAD_NTH);
+	EXPECT_LT(0, failed) TH_LOG("no fault ever failed the load");
+	load_counts(_metadata, self, n, 1);
+	TH_LOG("load: %d fault points, %d failed it, %d went through; %d checks",
+	       n - 1, failed, absorbed, checked + 1);
 }
 
 TEST_HARNESS_MAIN
