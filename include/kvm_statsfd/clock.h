@@ -14,6 +14,7 @@
 #define _KVM_STATSFD_CLOCK_H
 
 #include <linux/jump_label.h>
+#include <linux/ktime.h>
 #include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <asm/msr.h>
