@@ -28,7 +28,7 @@ export GUEST_ICOUNT=${GUEST_ICOUNT:-1}
 step "building the read bench (static)"
 make -s -C "$TOP/tools" O="$BUILD/tools" STATIC=1 >&2
 ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Wno-sign-compare -static -pthread \
-	-I"$TOP/tools/lib" -I"$TOP/tests/selftests" \
+	-I"$TOP/tools/lib" -I"$TOP/tests/selftests" -I"$TOP/include" \
 	-o "$OUT/bin/read_bench" "$TOP/tests/bench/read_bench.c" \
 	"$TOP/tests/selftests/ks_util.c" "$BUILD/tools/libkvmstats.a"
 
