@@ -71,6 +71,33 @@ static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 }
 
 /*
+ * @n words from @src to @dst, inside user_access_begin(): each u64 loaded
+ * whole and stored once, eight a round (a load and a store each, little
+ * loop overhead).  False if userspace faulted.
+ */
+static __always_inline bool ks_put_run(u64 __user *dst, const u64 *src,
+				       u32 n)
+{
+	u32 i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
+		unsafe_put_user(READ_ONCE(src[i + 1]), dst + i + 1, efault);
+		unsafe_put_user(READ_ONCE(src[i + 2]), dst + i + 2, efault);
+		unsafe_put_user(READ_ONCE(src[i + 3]), dst + i + 3, efault);
+		unsafe_put_user(READ_ONCE(src[i + 4]), dst + i + 4, efault);
+		unsafe_put_user(READ_ONCE(src[i + 5]), dst + i + 5, efault);
+		unsafe_put_user(READ_ONCE(src[i + 6]), dst + i + 6, efault);
+		unsafe_put_user(READ_ONCE(src[i + 7]), dst + i + 7, efault);
+	}
+	for (; i < n; i++)
+		unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
+	return true;
+efault:
+	return false;
+}
+
+/*
  * Whole words [@first, @first + @n), every one kept somewhere (not a VM
  * file's own), straight to @dst: each u64 is loaded whole and stored once,
  * with no copy through the stack, so a reader never sees half of an
@@ -90,19 +117,17 @@ static int ks_put_words(const struct ks_stats_file *sf, u64 __user *dst,
 	end = min(n, native_words > first ? native_words - first : 0);
 	if (!k->native_word_off) {
 		src = (const u64 *)(sf->native_base + k->native_struct_off) + first;
-		for (; i < end; i++)
-			unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
+		if (!ks_put_run(dst, src, end))
+			goto efault;
+		i = end;
 	}
 	for (; i < end; i++)
 		unsafe_put_user(READ_ONCE(*ks_word_ptr(sf, k, native_words,
 						       first + i)),
 				dst + i, efault);
-	if (i < n) {
-		/* The served own block is the counters block itself. */
-		src = sf->kv->c + (first + i - native_words);
-		for (; i < n; i++, src++)
-			unsafe_put_user(READ_ONCE(*src), dst + i, efault);
-	}
+	if (i < n &&
+	    !ks_put_run(dst + i, sf->kv->c + (first + i - native_words), n - i))
+		goto efault;
 	user_access_end();
 	return 0;
 efault:
