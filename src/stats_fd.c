@@ -25,17 +25,37 @@
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
-struct ks_stats_file {
+/*
+ * An open stats file has no state of its own: its private_data is the VM
+ * state (struct ks_vm) or the vCPU state (struct ks_vcpu) it reads, and its
+ * file_operations say which.  Both live until KVM destroys the VM, which
+ * the file's VM reference holds off.  A read gathers what it needs here.
+ */
+struct ks_reader {
 	const struct ks_kind *kind;
-	struct kvm *kvm;		/* referenced */
-	struct ks_vm *vm;		/* lives until kvm is destroyed */
-	struct ks_vcpu *kv;		/* vCPU files */
+	struct ks_vm *vm;
+	struct ks_vcpu *kv;		/* vCPU files, else NULL */
 	const u8 *native_base;		/* the struct kvm or kvm_vcpu */
-	char id[KVM_STATS_NAME_SIZE];
 };
 
-static struct kmem_cache *ks_file_cache;
+static const struct file_operations ks_vm_stats_fops, ks_vcpu_stats_fops;
+
 atomic_long_t ks_nr_files;
+
+static void ks_reader_of(const struct file *file, struct ks_reader *r)
+{
+	if (file->f_op == &ks_vcpu_stats_fops) {
+		r->kv = file->private_data;
+		r->vm = r->kv->vm;
+		r->kind = &ks_kinds[KS_KIND_VCPU];
+		r->native_base = (const u8 *)r->kv->vcpu;
+	} else {
+		r->kv = NULL;
+		r->vm = file->private_data;
+		r->kind = &ks_kinds[KS_KIND_VM];
+		r->native_base = (const u8 *)r->vm->kvm;
+	}
+}
 
 /* Words of the data block copied per round through the stack. */
 #define KS_BOUNCE_WORDS	64
@@ -47,7 +67,7 @@ atomic_long_t ks_nr_files;
  * in the vCPU's own counters.
  */
 static __always_inline const u64 *
-ks_word_ptr(const struct ks_stats_file *sf, const struct ks_kind *k,
+ks_word_ptr(const struct ks_reader *sf, const struct ks_kind *k,
 	    u32 native_words, u32 w)
 {
 	if (w < native_words)
@@ -58,7 +78,7 @@ ks_word_ptr(const struct ks_stats_file *sf, const struct ks_kind *k,
 }
 
 /* Words [@first, @first + @n) of the data block into @buf. */
-static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
+static void ks_data_fill(struct ks_reader *sf, u32 first, u32 n, u64 *buf)
 {
 	const struct ks_kind *k = sf->kind;
 	u32 native_words = k->native_size / sizeof(u64);
@@ -78,20 +98,19 @@ static void ks_data_fill(struct ks_stats_file *sf, u32 first, u32 n, u64 *buf)
 static __always_inline bool ks_put_run(u64 __user *dst, const u64 *src,
 				       u32 n)
 {
-	u32 i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
-		unsafe_put_user(READ_ONCE(src[i + 1]), dst + i + 1, efault);
-		unsafe_put_user(READ_ONCE(src[i + 2]), dst + i + 2, efault);
-		unsafe_put_user(READ_ONCE(src[i + 3]), dst + i + 3, efault);
-		unsafe_put_user(READ_ONCE(src[i + 4]), dst + i + 4, efault);
-		unsafe_put_user(READ_ONCE(src[i + 5]), dst + i + 5, efault);
-		unsafe_put_user(READ_ONCE(src[i + 6]), dst + i + 6, efault);
-		unsafe_put_user(READ_ONCE(src[i + 7]), dst + i + 7, efault);
+	/* Pointers, not indexes: every access is then base + constant. */
+	for (; n >= 8; n -= 8, src += 8, dst += 8) {
+		unsafe_put_user(READ_ONCE(src[0]), dst, efault);
+		unsafe_put_user(READ_ONCE(src[1]), dst + 1, efault);
+		unsafe_put_user(READ_ONCE(src[2]), dst + 2, efault);
+		unsafe_put_user(READ_ONCE(src[3]), dst + 3, efault);
+		unsafe_put_user(READ_ONCE(src[4]), dst + 4, efault);
+		unsafe_put_user(READ_ONCE(src[5]), dst + 5, efault);
+		unsafe_put_user(READ_ONCE(src[6]), dst + 6, efault);
+		unsafe_put_user(READ_ONCE(src[7]), dst + 7, efault);
 	}
-	for (; i < n; i++)
-		unsafe_put_user(READ_ONCE(src[i]), dst + i, efault);
+	for (; n; n--, src++, dst++)
+		unsafe_put_user(READ_ONCE(*src), dst, efault);
 	return true;
 efault:
 	return false;
@@ -103,7 +122,7 @@ efault:
  * with no copy through the stack, so a reader never sees half of an
  * update and pays about what KVM's one copy_to_user costs.
  */
-static int ks_put_words(const struct ks_stats_file *sf, u64 __user *dst,
+static int ks_put_words(const struct ks_reader *sf, u64 __user *dst,
 			u32 first, u32 n)
 {
 	const struct ks_kind *k = sf->kind;
@@ -136,7 +155,7 @@ efault:
 }
 
 /* Copy @len bytes of the data block, from its byte @off, to @ubuf. */
-static int ks_read_data(struct ks_stats_file *sf, char __user *ubuf, u64 off,
+static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 			size_t len)
 {
 	u32 native_words = sf->kind->native_size / sizeof(u64);
@@ -171,11 +190,12 @@ static int ks_read_data(struct ks_stats_file *sf, char __user *ubuf, u64 off,
 }
 
 /* Copy [@pos, @pos + @len) of the file to @ubuf; all of it lies inside. */
-static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
+static int ks_read_range(struct ks_reader *sf, char __user *ubuf,
 			 u64 pos, size_t len)
 {
 	const struct ks_kind *k = sf->kind;
 	const struct kvm_stats_header *h = &k->header;
+	char id[KVM_STATS_NAME_SIZE];
 
 	while (len && pos < h->data_offset) {
 		const void *src;
@@ -187,9 +207,14 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 			end = sizeof(*h);
 			src = h;
 		} else if (pos < h->desc_offset) {
+			/* Made when read: KVM's id never changes. */
+			if (sf->kv)
+				ks_vcpu_stats_id(sf->kv->vcpu, id);
+			else
+				ks_kvm_stats_id(sf->vm->kvm, id);
 			start = h->id_offset;
 			end = start + h->name_size;
-			src = sf->id;
+			src = id;
 		} else {
 			start = h->desc_offset;
 			end = start + k->descs_size;
@@ -209,46 +234,76 @@ static int ks_read_range(struct ks_stats_file *sf, char __user *ubuf,
 static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
-	struct ks_stats_file *sf = file->private_data;
-	u64 size = sf->kind->file_size;
+	struct ks_reader sf;
 	loff_t pos = *ppos;
+	u64 size;
 
+	ks_reader_of(file, &sf);
+	size = sf.kind->file_size;
 	if (pos < 0)
 		return -EINVAL;
 	if (pos >= size || !len)
 		return 0;
 	len = min_t(u64, len, size - pos);
-	if (ks_read_range(sf, ubuf, pos, len))
+	if (ks_read_range(&sf, ubuf, pos, len))
 		return -EFAULT;
 	*ppos = pos + len;
 	return len;
 }
 
-static loff_t ks_stats_llseek(struct file *file, loff_t offset, int whence)
+static loff_t ks_vm_stats_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct ks_stats_file *sf = file->private_data;
-
-	return fixed_size_llseek(file, offset, whence, sf->kind->file_size);
+	return fixed_size_llseek(file, offset, whence,
+				 ks_kinds[KS_KIND_VM].file_size);
 }
 
-static int ks_stats_release(struct inode *inode, struct file *file)
+static loff_t ks_vcpu_stats_llseek(struct file *file, loff_t offset,
+				   int whence)
 {
-	struct ks_stats_file *sf = file->private_data;
+	return fixed_size_llseek(file, offset, whence,
+				 ks_kinds[KS_KIND_VCPU].file_size);
+}
 
-	kvm_put_kvm(sf->kvm);
-	kmem_cache_free(ks_file_cache, sf);
+static int ks_vm_stats_release(struct inode *inode, struct file *file)
+{
+	struct ks_vm *vm = file->private_data;
+
 	atomic_long_dec(&ks_nr_files);
+	kvm_put_kvm(vm->kvm);
 	return 0;
 }
 
-static const struct file_operations ks_stats_fops = {
+static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
+{
+	struct ks_vcpu *kv = file->private_data;
+
+	atomic_long_dec(&ks_nr_files);
+	kvm_put_kvm(kv->kvm);
+	return 0;
+}
+
+static const struct file_operations ks_vm_stats_fops = {
 	.owner = THIS_MODULE,
 	.read = ks_stats_read,
-	.llseek = ks_stats_llseek,
-	.release = ks_stats_release,
+	.llseek = ks_vm_stats_llseek,
+	.release = ks_vm_stats_release,
 };
 
-static int ks_stats_fd_install(struct ks_stats_file *sf, const char *name)
+static const struct file_operations ks_vcpu_stats_fops = {
+	.owner = THIS_MODULE,
+	.read = ks_stats_read,
+	.llseek = ks_vcpu_stats_llseek,
+	.release = ks_vcpu_stats_release,
+};
+
+/*
+ * Install a stats fd reading @priv.  It holds a reference on @kvm from
+ * before it is installed until it is released, so it keeps working after
+ * the VM and vCPU fds are closed.  Nothing is allocated for the file but
+ * the file itself.
+ */
+static int ks_stats_fd_install(const struct file_operations *fops, void *priv,
+			       struct kvm *kvm, const char *name)
 {
 	struct file *file;
 	int fd;
@@ -256,8 +311,12 @@ static int ks_stats_fd_install(struct ks_stats_file *sf, const char *name)
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	file = anon_inode_getfile(name, &ks_stats_fops, sf, O_RDONLY);
+	kvm_get_kvm(kvm);
+	atomic_long_inc(&ks_nr_files);
+	file = anon_inode_getfile(name, fops, priv, O_RDONLY);
 	if (IS_ERR(file)) {
+		atomic_long_dec(&ks_nr_files);
+		kvm_put_kvm(kvm);
 		put_unused_fd(fd);
 		return PTR_ERR(file);
 	}
@@ -267,92 +326,61 @@ static int ks_stats_fd_install(struct ks_stats_file *sf, const char *name)
 	return fd;
 }
 
-static struct ks_stats_file *ks_stats_file_alloc(struct kvm *kvm)
-{
-	struct ks_stats_file *sf;
-
-	sf = kmem_cache_zalloc(ks_file_cache, GFP_KERNEL_ACCOUNT);
-	if (!sf)
-		return NULL;
-	sf->kvm = kvm;
-	sf->vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
-	if (!sf->vm) {
-		kmem_cache_free(ks_file_cache, sf);
-		return NULL;
-	}
-	atomic_long_inc(&ks_nr_files);
-	return sf;
-}
-
-/* Undo ks_stats_file_alloc() for a file that was never installed. */
-static void ks_stats_file_free(struct ks_stats_file *sf)
-{
-	kmem_cache_free(ks_file_cache, sf);
-	atomic_long_dec(&ks_nr_files);
-}
-
-/*
- * The stats fd holds a VM reference from before it is installed until it
- * is released, so it keeps working after the VM and vCPU fds are closed.
- */
-static int ks_stats_fd_create(struct ks_stats_file *sf, const char *name)
-{
-	int fd;
-
-	kvm_get_kvm(sf->kvm);
-	fd = ks_stats_fd_install(sf, name);
-	if (fd < 0) {
-		kvm_put_kvm(sf->kvm);
-		ks_stats_file_free(sf);
-	}
-	return fd;
-}
-
 int ks_stats_fd_create_vm(struct kvm *kvm)
 {
-	struct ks_stats_file *sf = ks_stats_file_alloc(kvm);
+	struct ks_vm *vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
 
-	if (!sf)
+	if (!vm)
 		return -ENOMEM;
-	sf->kind = &ks_kinds[KS_KIND_VM];
-	sf->native_base = (const u8 *)kvm;
-	ks_kvm_stats_id(kvm, sf->id);
-	return ks_stats_fd_create(sf, sf->kind->anon_name);
+	return ks_stats_fd_install(&ks_vm_stats_fops, vm, kvm,
+				   ks_kinds[KS_KIND_VM].anon_name);
+}
+
+/* "<prefix>:<id>" into @buf (@len bytes), with no printf machinery. */
+static void ks_vcpu_anon_name(char *buf, size_t len, const char *prefix,
+			      unsigned int id)
+{
+	char digits[10];
+	size_t n, i = 0;
+
+	do {
+		digits[i++] = '0' + id % 10;
+		id /= 10;
+	} while (id && i < sizeof(digits));
+	n = strscpy(buf, prefix, len - i - 1);
+	buf[n++] = ':';
+	while (i)
+		buf[n++] = digits[--i];
+	buf[n] = '\0';
 }
 
 int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 {
-	struct ks_stats_file *sf = ks_stats_file_alloc(vcpu->kvm);
+	struct ks_vm *vm = ks_vm_get(vcpu->kvm, GFP_KERNEL_ACCOUNT);
+	struct ks_vcpu *kv;
 	char name[32];
 
-	if (!sf)
+	if (!vm)
 		return -ENOMEM;
-	sf->kv = ks_vm_vcpu_get(sf->vm, vcpu, GFP_KERNEL_ACCOUNT);
-	if (!sf->kv) {
-		ks_stats_file_free(sf);
+	kv = ks_vm_vcpu_get(vm, vcpu, GFP_KERNEL_ACCOUNT);
+	if (!kv)
 		return -ENOMEM;
-	}
-	sf->kind = &ks_kinds[KS_KIND_VCPU];
-	sf->native_base = (const u8 *)vcpu;
-	ks_vcpu_stats_id(vcpu, sf->id);
-	snprintf(name, sizeof(name), "%s:%d", sf->kind->anon_name,
-		 vcpu->vcpu_id);
-	return ks_stats_fd_create(sf, name);
+	ks_vcpu_anon_name(name, sizeof(name), ks_kinds[KS_KIND_VCPU].anon_name,
+			  vcpu->vcpu_id);
+	return ks_stats_fd_install(&ks_vcpu_stats_fops, kv, vcpu->kvm, name);
 }
 
+/* An open stats file allocates nothing of the module's own. */
 unsigned int ks_stats_file_size(void)
 {
-	return kmem_cache_size(ks_file_cache);
+	return 0;
 }
 
 int ks_stats_fd_init(void)
 {
-	/* The id is copied to userspace from here: a usercopy region. */
-	ks_file_cache = KMEM_CACHE_USERCOPY(ks_stats_file, SLAB_ACCOUNT, id);
-	return ks_file_cache ? 0 : -ENOMEM;
+	return 0;
 }
 
 void ks_stats_fd_exit(void)
 {
-	kmem_cache_destroy(ks_file_cache);
 }
