@@ -53,18 +53,26 @@ static unsigned long ks_fentry_of(unsigned long func)
 	return func;
 }
 
+/*
+ * KVM's own check on every VM and vCPU ioctl, as our handlers skip KVM's:
+ * a dead VM answers nothing, and only the VM's creator gets an answer
+ * unless the load said cross_process=1 (a telemetry agent borrows other
+ * processes' fds with pidfd_getfd(); a stats fd only reads).
+ */
+static bool ks_ioctl_allowed(struct kvm *kvm)
+{
+	if (ks_kvm_is_dead(kvm))
+		return false;
+	return ks_cross_process || kvm->mm == current->mm;
+}
+
 static long ks_vm_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 				     unsigned long arg)
 {
 	struct kvm *kvm = filp->private_data;
 	long ret;
 
-	/*
-	 * Unlike KVM's other VM ioctls, any process holding the fd may ask
-	 * (a telemetry agent takes a copy with pidfd_getfd()): the stats fd
-	 * only reads.
-	 */
-	if (ks_kvm_is_dead(kvm))
+	if (!ks_ioctl_allowed(kvm))
 		ret = -EIO;
 	else
 		ret = ks_stats_fd_create_vm(kvm);
@@ -78,7 +86,7 @@ static long ks_vcpu_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 	struct kvm_vcpu *vcpu = filp->private_data;
 	long ret;
 
-	if (ks_kvm_is_dead(vcpu->kvm))
+	if (!ks_ioctl_allowed(vcpu->kvm))
 		ret = -EIO;
 	else
 		ret = ks_stats_fd_create_vcpu(vcpu);

@@ -33,6 +33,17 @@ module_param(stats, charp, 0444);
 MODULE_PARM_DESC(stats,
 		 "the module's stat groups to serve: all (default), none, or a comma-separated list of exit_reasons, latency, class_latency, userspace_exits, io_msr, guest_time");
 
+/*
+ * KVM answers a VM's or vCPU's ioctls only in the process that created the
+ * VM.  A telemetry agent reads another process's VMs (it borrows their fds
+ * with pidfd_getfd()): that is a change of KVM's policy, so it must be
+ * asked for.
+ */
+bool ks_cross_process;
+module_param_named(cross_process, ks_cross_process, bool, 0444);
+MODULE_PARM_DESC(cross_process,
+		 "let any process that holds a VM or vCPU fd get its stats fd (KVM: only the VM's creator); needed by kvm-statsfd and its exporter (default: off)");
+
 bool ks_superset = true;
 
 /*

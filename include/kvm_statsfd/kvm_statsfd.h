@@ -27,6 +27,9 @@ extern struct ks_kvm_symbols ks_kvm;
 unsigned long ks_kvm_symbol(const char *name, bool text);
 int ks_kvm_symbols_init(void);
 
+/* cross_process=: stats fds for processes other than the VM's creator. */
+extern bool ks_cross_process;
+
 /* ftrace on KVM's ioctl handlers (the product) and on VM destruction. */
 int ks_hook_init(void);
 void ks_hook_exit(void);

@@ -236,8 +236,12 @@ else
 fi
 
 # --- 3. with the module ------------------------------------------------------
-grep -q '^kvm_statsfd ' /proc/modules || insmod "$KO"
-grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded"
+# Reading other processes' VMs is the module's opt-in: cross_process=1.
+if [ "$(cat /sys/module/kvm_statsfd/parameters/cross_process 2>/dev/null)" != Y ]; then
+	rmmod kvm_statsfd 2>/dev/null
+	insmod "$KO" cross_process=1
+fi
+grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded with cross_process=1"
 
 start_exporter "$T/exp.err"; ok $? "exporter listens on 127.0.0.1:$PORT"
 r=$(st "$EXP" --listen "127.0.0.1:$PORT")
@@ -469,5 +473,5 @@ ok $? "-v reports the VM going" "$(cat "$T/exp.err")"
 cleanup
 # Nothing may pin the module once the exporter and the VMs are gone.
 rmmod kvm_statsfd; ok $? "module unloads after the test"
-[ $was_loaded = 1 ] && insmod "$KO"
+[ $was_loaded = 1 ] && insmod "$KO" cross_process=1
 tap_end

@@ -169,7 +169,14 @@ int ks_insmod(const char *path, const char *params)
 
 int ks_module_load(const char *params)
 {
-	return ks_insmod(ks_module_path(), params);
+	char all[512];
+
+	/* The tests read as a telemetry agent does, unless they say. */
+	if (strstr(params, "cross_process="))
+		return ks_insmod(ks_module_path(), params);
+	snprintf(all, sizeof(all), "%s%scross_process=1", params,
+		 *params ? " " : "");
+	return ks_insmod(ks_module_path(), all);
 }
 
 int ks_module_unload(void)
@@ -329,12 +336,44 @@ int ks_module_mode(char *buf, size_t len)
 	return read_line("/sys/module/kvm_statsfd/parameters/mode", buf, len);
 }
 
+/*
+ * The loaded module's parameters as insmod arguments, e.g. "mode=own
+ * stats=all cross_process=Y", leaving out @skip.  0 or -errno.
+ */
+static int module_params(char *buf, size_t len, const char *skip)
+{
+	static const char *const names[] = { "mode", "stats", "cross_process" };
+	size_t used = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[128], val[96];
+		int n;
+
+		if (skip && !strcmp(names[i], skip))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/module/kvm_statsfd/parameters/%s", names[i]);
+		if (read_line(path, val, sizeof(val)) < 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+			     names[i], val);
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENOSPC;
+		used += n;
+	}
+	return 0;
+}
+
 void ks_module_save(struct ks_module_state *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->was_loaded = ks_module_loaded();
 	if (st->was_loaded && ks_module_mode(st->mode, sizeof(st->mode)))
 		st->mode[0] = '\0';
+	if (st->was_loaded && module_params(st->params, sizeof(st->params), NULL))
+		st->params[0] = '\0';
 }
 
 int ks_module_unload_wait(int timeout_ms)
@@ -352,45 +391,53 @@ int ks_module_unload_wait(int timeout_ms)
 	}
 }
 
-static int load_mode(const char *mode)
+/* Load in @mode, with @others (insmod arguments) besides. */
+static int load_mode(const char *mode, const char *others)
 {
-	char params[64];
+	char params[320];
 
 	if (!mode || !*mode)
-		return ks_module_load("");
-	snprintf(params, sizeof(params), "mode=%s", mode);
+		return ks_module_load(others);
+	snprintf(params, sizeof(params), "%s%smode=%s", others,
+		 *others ? " " : "", mode);
 	return ks_module_load(params);
 }
 
+/*
+ * A reload keeps the load's other parameters (stats=, cross_process=):
+ * later tests of the same guest expect the module as it was.
+ */
 int ks_module_ensure(const char *mode)
 {
-	char cur[32];
+	char cur[32], others[256] = "";
 	int ret;
 
 	if (ks_module_loaded()) {
 		if (!ks_module_mode(cur, sizeof(cur)) && !strcmp(cur, mode))
 			return 0;
+		if (module_params(others, sizeof(others), "mode"))
+			others[0] = '\0';
 		ret = ks_module_unload_wait(2000);
 		if (ret)
 			return ret;
 	}
-	return load_mode(mode);
+	return load_mode(mode, others);
 }
 
 int ks_module_restore(const struct ks_module_state *st)
 {
-	char cur[32] = "";
+	char cur[256] = "";
 	int ret;
 
 	if (ks_module_loaded()) {
-		if (st->was_loaded && !ks_module_mode(cur, sizeof(cur)) &&
-		    !strcmp(cur, st->mode))
+		if (st->was_loaded && !module_params(cur, sizeof(cur), NULL) &&
+		    !strcmp(cur, st->params))
 			return 0;
 		ret = ks_module_unload_wait(5000);
 		if (ret)
 			return ret;
 	}
-	return st->was_loaded ? load_mode(st->mode) : 0;
+	return st->was_loaded ? ks_module_load(st->params) : 0;
 }
 
 void ks_close_from(int first)

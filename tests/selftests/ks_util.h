@@ -47,7 +47,11 @@ extern const size_t ks_code_out_hlt_len;
 const char *ks_module_path(void);
 /* Load the module file at @path with @params; returns 0 or -errno. */
 int ks_insmod(const char *path, const char *params);
-/* Load the module with @params ("" for none); returns 0 or -errno. */
+/*
+ * Load the module with @params ("" for none); returns 0 or -errno.  With
+ * cross_process=1 unless @params says otherwise: the tests read other
+ * processes' VMs as a telemetry agent does.
+ */
 int ks_module_load(const char *params);
 /* Unload it; returns 0 or -errno (EBUSY while in use). */
 int ks_module_unload(void);
@@ -94,6 +98,8 @@ int ks_module_mode(char *buf, size_t len);
 struct ks_module_state {
 	int was_loaded;
 	char mode[32];
+	/* Every parameter it was loaded with, as insmod arguments. */
+	char params[256];
 };
 void ks_module_save(struct ks_module_state *st);
 /*

@@ -347,6 +347,72 @@ TEST_F(life, fd_outlives_creator)
 	expect_objects_back(_metadata, base);
 }
 
+/*
+ * KVM answers a VM's ioctls in its creator's process only; the module
+ * lets others have stats fds only when loaded with cross_process=1.  The
+ * creator itself always may.
+ */
+TEST_F(life, cross_process_is_opt_in)
+{
+	int sv[2], fds[4], status, ret, own, i;
+	struct ks_vm vm;
+	pid_t pid;
+
+	NEED_SETUP();
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(creator_child(sv[1], 5));
+	}
+	close(sv[1]);
+	ASSERT_EQ(0, ks_recv_fds(sv[0], fds, 4));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	/* The stats fds the creator made are its own: they stay valid. */
+	close(fds[0]);
+	close(fds[1]);
+
+	for (i = 0; i < 2; i++) {
+		const char *params = i ? "cross_process=1" : "cross_process=0";
+		int vm_sfd, vcpu_sfd;
+
+		ASSERT_EQ(0, ks_module_unload_wait(5000));
+		ret = ks_module_load(params);
+		ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", params, strerror(-ret));
+		vm_sfd = ioctl(fds[2], KVM_GET_STATS_FD, 0);
+		vcpu_sfd = ioctl(fds[3], KVM_GET_STATS_FD, 0);
+		if (!i) {
+			/* KVM's own answer to a non-creator: EIO. */
+			EXPECT_EQ(-1, vm_sfd);
+			EXPECT_EQ(EIO, errno);
+			EXPECT_EQ(-1, vcpu_sfd);
+		} else {
+			EXPECT_LE(0, vm_sfd) TH_LOG("%s", strerror(errno));
+			EXPECT_LE(0, vcpu_sfd) TH_LOG("%s", strerror(errno));
+		}
+		if (vm_sfd >= 0)
+			close(vm_sfd);
+		if (vcpu_sfd >= 0)
+			close(vcpu_sfd);
+
+		/* The creator's own VM: always. */
+		ASSERT_EQ(0, ks_vm_create(&vm, ks_code_out_hlt,
+					  ks_code_out_hlt_len, 1));
+		own = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+		EXPECT_LE(0, own) TH_LOG("%s: own vCPU: %s", params,
+					 strerror(errno));
+		if (own >= 0)
+			close(own);
+		ks_vm_destroy(&vm);
+	}
+	close(fds[2]);
+	close(fds[3]);
+}
+
 #define MANY_VMS	8
 #define MANY_VCPUS	4
 

@@ -390,7 +390,7 @@ static const char *explain(int err)
 	case -EBADF:
 		return "the fd is no longer what it was when /proc was read (closed or replaced)";
 	case -EIO:
-		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO) and the VMM has no stats fd of its own to borrow";
+		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO) and the VMM has no stats fd of its own to borrow (with kvm_statsfd loaded: load it with cross_process=1)";
 	case -ENOTTY:
 	case -EINVAL:
 		return "KVM_GET_STATS_FD not supported by this kernel";
