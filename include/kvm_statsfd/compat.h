@@ -74,11 +74,14 @@ struct kvm_stats_header {
  */
 static inline void ks_kvm_stats_id(const struct kvm *kvm, char *buf)
 {
+	/* All KVM_STATS_NAME_SIZE bytes are served: a zeroed tail. */
+	memset(buf, 0, KVM_STATS_NAME_SIZE);
 	snprintf(buf, KVM_STATS_NAME_SIZE, "kvm-%d", kvm->userspace_pid);
 }
 
 static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 {
+	memset(buf, 0, KVM_STATS_NAME_SIZE);
 	snprintf(buf, KVM_STATS_NAME_SIZE, "kvm-%d/vcpu-%d",
 		 vcpu->kvm->userspace_pid, vcpu->vcpu_id);
 }
