@@ -12,8 +12,9 @@ set -euo pipefail
 # isolinux ISO tools run the Intel VMX lane (tests/vm/run-guest-bochs.sh).
 # mmdebstrap makes the build chroots of the kernels built with another
 # release's compiler (tests/vm/chroot.sh); the keyring checks that
-# release's archive.
-PKGS="make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
+# release's archive.  gcc-multilib (libc6-dev-i386) builds the 32-bit
+# selftest of KVM's compat ioctl path (tests/selftests/compat_ioctl_test.c).
+PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
 libmicrohttpd-dev zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
