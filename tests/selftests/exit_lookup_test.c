@@ -477,11 +477,11 @@ static char param_yn(const char *path)
 }
 
 /*
- * For the log: a return probe on handle_fastpath_set_msr_irqoff() counts
- * how many WRMSR exits went through KVM's fastpath and how many of them
- * re-entered the guest from it (EXIT_FASTPATH_REENTER_GUEST is 1 on every
- * kernel we test).  Left out quietly where there is no tracefs or kprobe
- * events.
+ * For the log: a return probe on handle_fastpath_set_msr_irqoff()
+ * (handle_fastpath_wrmsr() on 7.2) counts how many WRMSR exits went
+ * through KVM's fastpath and how many of them re-entered the guest from
+ * it (EXIT_FASTPATH_REENTER_GUEST is 1 on every kernel we test).  Left
+ * out quietly where there is no tracefs or kprobe events.
  */
 #define FP_EVENT	"ks_fastpath_wrmsr"
 
@@ -513,9 +513,13 @@ static int fastpath_probe(int on)
 		return tracefs_write("kprobe_events", "-:" FP_EVENT "\n",
 				     O_APPEND);
 	}
-	if (tracefs_write("kprobe_events",
-			  "r:" FP_EVENT " handle_fastpath_set_msr_irqoff ret=$retval:s32\n",
-			  O_APPEND) ||
+	/* Its name up to 6.12, and on 7.2. */
+	if ((tracefs_write("kprobe_events",
+			   "r:" FP_EVENT " handle_fastpath_set_msr_irqoff ret=$retval:s32\n",
+			   O_APPEND) &&
+	     tracefs_write("kprobe_events",
+			   "r:" FP_EVENT " handle_fastpath_wrmsr ret=$retval:s32\n",
+			   O_APPEND)) ||
 	    tracefs_write("trace", "", O_TRUNC))
 		return -1;
 	return tracefs_write("events/kprobes/" FP_EVENT "/enable", "1", 0);
