@@ -160,7 +160,9 @@ static int ks_ftrace_attach(struct ftrace_ops *ops, unsigned long addr,
 	unsigned long loc = addr ? ks_fentry_of(addr) : 0;
 	int ret = loc ? ftrace_set_filter_ip(ops, loc, 0, 0) : -ENOENT;
 
-	if (ret)
+	if (ret == -ENOMEM)
+		pr_err("cannot trace %s: out of memory\n", name);
+	else if (ret)
 		pr_err("cannot trace %s (%d): is it notrace or patched?\n",
 		       name, ret);
 	else
@@ -226,7 +228,10 @@ int ks_hook_init(void)
 	if (ret)
 		goto out_detach;
 	ret = register_ftrace_function(&ks_ioctl_ops);
-	if (ret) {
+	if (ret == -ENOMEM) {
+		pr_err("cannot hook KVM's ioctls: out of memory\n");
+		goto out_detach;
+	} else if (ret) {
 		pr_err("cannot hook KVM's ioctls (%d): another IPMODIFY user, such as a livepatch, may own them\n",
 		       ret);
 		goto out_detach;

@@ -169,10 +169,12 @@ int ks_layout_init(void)
 		ret = ks_kind_check_tiling(KS_KIND_VM);
 	if (!ret)
 		ret = ks_kind_check_tiling(KS_KIND_VCPU);
-	if (ret) {
+	if (ret == -ENOMEM)
+		pr_err("out of memory for the stats layout\n");
+	else if (ret)
 		pr_err("refusing to load: this kernel's stats cannot be served in KVM's binary format\n");
+	if (ret)
 		ks_layout_exit();
-	}
 	return ret;
 }
 
