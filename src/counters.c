@@ -34,6 +34,7 @@
 
 #include <linux/hashtable.h>
 #include <linux/kvm_host.h>
+#include <linux/mm.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -57,7 +58,7 @@ static DEFINE_HASHTABLE(ks_tasks, 12);
 /* Raw: taken in tracepoint and ftrace context, also on PREEMPT_RT. */
 static DEFINE_RAW_SPINLOCK(ks_table_lock);
 
-static struct kmem_cache *ks_vm_cache, *ks_vcpu_cache, *ks_counters_cache;
+static struct kmem_cache *ks_vm_cache, *ks_vcpu_cache;
 static struct workqueue_struct *ks_wq;
 
 atomic_long_t ks_nr_vms, ks_nr_vcpus;
@@ -72,18 +73,31 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
 	return NULL;
 }
 
+/*
+ * The counters block lives in pages of its own (a compound page when it
+ * takes more than one), so that a read-only mapping of it (stats_fd.c) can
+ * hold the pages by reference: they are freed by the last put_page(), the
+ * module's when the VM goes or a mapping's when it is unmapped, whichever
+ * comes last.  Page memory also needs no usercopy region.
+ */
+static unsigned int ks_counters_order __ro_after_init;
+
 /* A vCPU state and its counters, zeroed (the counters may be empty). */
 static struct ks_vcpu *ks_vcpu_alloc(gfp_t gfp)
 {
 	struct ks_vcpu *kv = kmem_cache_zalloc(ks_vcpu_cache, gfp);
+	struct page *page;
 
 	if (!kv)
 		return NULL;
-	kv->c = kmem_cache_zalloc(ks_counters_cache, gfp);
-	if (!kv->c) {
+	page = alloc_pages(gfp | __GFP_ZERO | __GFP_ACCOUNT |
+			   (ks_counters_order ? __GFP_COMP : 0),
+			   ks_counters_order);
+	if (!page) {
 		kmem_cache_free(ks_vcpu_cache, kv);
 		return NULL;
 	}
+	kv->c = page_address(page);
 	/* Disabled groups' pointers are never followed. */
 	kv->reasons = (void *)kv->c + ks_grp_off[KS_GRP_EXIT_REASONS];
 	kv->io = (void *)kv->c + ks_grp_off[KS_GRP_IO_MSR];
@@ -94,9 +108,10 @@ static struct ks_vcpu *ks_vcpu_alloc(gfp_t gfp)
 	return kv;
 }
 
+/* The counters stay while a mapping of them holds their pages. */
 static void ks_vcpu_free(struct ks_vcpu *kv)
 {
-	kmem_cache_free(ks_counters_cache, kv->c);
+	put_page(virt_to_page(kv->c));
 	kmem_cache_free(ks_vcpu_cache, kv);
 }
 
@@ -371,14 +386,12 @@ unsigned int ks_vm_state_size(void)
 
 unsigned int ks_vcpu_state_size(void)
 {
-	return kmem_cache_size(ks_vcpu_cache) +
-	       kmem_cache_size(ks_counters_cache);
+	return kmem_cache_size(ks_vcpu_cache) + (PAGE_SIZE << ks_counters_order);
 }
 
 int ks_counters_init(void)
 {
 	slab_flags_t flags = SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT;
-	unsigned int size;
 	int cpu;
 
 	/* Before any probe: they expect a state here, never NULL. */
@@ -393,22 +406,16 @@ int ks_counters_init(void)
 					0, flags, NULL);
 	ks_vcpu_cache = kmem_cache_create("kvm_statsfd_vcpu",
 					  sizeof(struct ks_vcpu), 0, flags, NULL);
-	/*
-	 * The stats fd copies the counters straight to userspace: the whole
-	 * object is the usercopy region (hardened usercopy).  A block with
-	 * no group enabled still gets one word, never read.
-	 */
-	size = max_t(u32, ks_own_counters_size(), sizeof(u64));
-	ks_counters_cache = kmem_cache_create_usercopy("kvm_statsfd_counters",
-						       size, 0, flags, 0, size,
-						       NULL);
+	/* A block with no group enabled still gets a page, never read. */
+	ks_counters_order = get_order(max_t(u32, ks_own_counters_size(),
+					    sizeof(u64)));
 	/*
 	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue
 	 * that says neither WQ_UNBOUND nor WQ_PERCPU (and the test guests
 	 * panic on WARN); WQ_UNBOUND means the same on every kernel.
 	 */
 	ks_wq = alloc_workqueue("kvm_statsfd", WQ_UNBOUND, 0);
-	if (!ks_vm_cache || !ks_vcpu_cache || !ks_counters_cache || !ks_wq) {
+	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
 		ks_counters_exit();
 		return -ENOMEM;
 	}
@@ -439,10 +446,8 @@ void ks_counters_exit(void)
 	for_each_possible_cpu(cpu)
 		per_cpu(ks_last_vcpu, cpu) = &ks_no_vcpu;
 
-	kmem_cache_destroy(ks_counters_cache);
 	kmem_cache_destroy(ks_vcpu_cache);
 	kmem_cache_destroy(ks_vm_cache);
-	ks_counters_cache = NULL;
 	ks_vcpu_cache = NULL;
 	ks_vm_cache = NULL;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stats file: creation, read, lseek, release.
+ * The stats file: creation, read, lseek, mmap (vCPU files), release.
  *
  * A read may start at any offset and have any length; it walks the file's
  * blocks (header, id, descriptors, native data, own data) and copies each
@@ -17,6 +17,8 @@
 #include <linux/fs.h>
 #include <linux/kvm_host.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -282,6 +284,61 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * A vCPU file's own data block, the counters block itself, mapped
+ * read-only: a reader then reads the module's stats with no system call.
+ * The mapping holds references on the block's pages and nothing else:
+ * not the file (so not the module, which may be unloaded), no
+ * vm_operations of the module's.  The pages stay until the last mapping
+ * is gone, frozen once the VM is; a zapped page (MADV_DONTNEED) is not
+ * faulted back in (SIGBUS).  Offset 0 only, no more than the block's
+ * pages, never writable or executable.
+ */
+static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct ks_vcpu *kv = file->private_data;
+	unsigned long i, pages;
+	struct page *page = virt_to_page(kv->c);
+	int ret;
+
+	/* The served own block is the counters block (own_stats.c). */
+	pages = PAGE_ALIGN(ks_kinds[KS_KIND_VCPU].own_size) >> PAGE_SHIFT;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	if (vma->vm_pgoff || vma_pages(vma) > pages)
+		return -EINVAL;
+	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* Each page inserted takes a reference on the (compound) page. */
+	for (i = 0; i < vma_pages(vma); i++) {
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     page + i);
+		if (ret)
+			return ret;	/* the caller unmaps what was done */
+	}
+	/*
+	 * Drop the file: the caller holds its own reference for the
+	 * system call, and the mapping needs only the pages.
+	 */
+	fput(vma->vm_file);
+	vma->vm_file = NULL;
+	return 0;
+}
+
+/*
+ * Where the mapping lies in the data block, for readers that map it
+ * (/proc/<pid>/fdinfo/<fd>): mapping byte 0 is byte
+ * kvm_stats_mmap_offset of the data block, and the mapping serves
+ * kvm_stats_mmap_size bytes of it (the module's own block, whole).
+ */
+static void ks_vcpu_stats_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	const struct ks_kind *k = &ks_kinds[KS_KIND_VCPU];
+
+	seq_printf(m, "kvm_stats_mmap_offset:\t%u\n", k->native_size);
+	seq_printf(m, "kvm_stats_mmap_size:\t%u\n", k->own_size);
+}
+
 static const struct file_operations ks_vm_stats_fops = {
 	.owner = THIS_MODULE,
 	.read = ks_stats_read,
@@ -293,6 +350,8 @@ static const struct file_operations ks_vcpu_stats_fops = {
 	.owner = THIS_MODULE,
 	.read = ks_stats_read,
 	.llseek = ks_vcpu_stats_llseek,
+	.mmap = ks_vcpu_stats_mmap,
+	.show_fdinfo = ks_vcpu_stats_show_fdinfo,
 	.release = ks_vcpu_stats_release,
 };
 

@@ -18,12 +18,15 @@
  *   KS_HAVE_RUNNING_VCPU_EXPORT kvm_get_running_vcpu() is exported to any
  *				 module (7.x exports it to kvm-amd/kvm-intel
  *				 only)
+ *   KS_HAVE_VM_FLAGS_SET	 a VMA's vm_flags change only through
+ *				 vm_flags_set()/vm_flags_clear() (6.3+)
  */
 #ifndef _KVM_STATSFD_COMPAT_H
 #define _KVM_STATSFD_COMPAT_H
 
 #include <linux/ftrace.h>
 #include <linux/kvm_host.h>
+#include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/stddef.h>
@@ -181,5 +184,23 @@ static inline void ks_synchronize_handlers(void)
 	synchronize_rcu_tasks_rude();
 #endif
 }
+
+/*
+ * Since 6.3 vm_flags is read-only outside mm, written through these (which
+ * also assert the mmap lock and lock the VMA); before, it was written
+ * directly, under the mmap lock the caller holds.
+ */
+#ifndef KS_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma,
+				  vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
 
 #endif /* _KVM_STATSFD_COMPAT_H */
