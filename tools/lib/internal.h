@@ -22,6 +22,8 @@ struct kvmstats_src {
 
 int kvmstats__load(struct kvmstats *s, struct kvmstats_src *src);
 void kvmstats__reset(struct kvmstats *s);
+/* Undo the mapping kvmstats_open() may have made (read.c). */
+void kvmstats__unmap(struct kvmstats *s);
 int kvmstats__err(struct kvmstats *s, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -73,6 +73,10 @@ struct kvmstats {
 	int _own_fd;			/* kvmstats_close() closes fd */
 	char *_names;			/* storage behind descs[].name */
 	unsigned int *_by_name;		/* desc indexes sorted by name */
+	const volatile uint64_t *_map;	/* mapped part of the data block */
+	size_t _map_len;		/* bytes mapped (whole pages) */
+	uint64_t _map_off;		/* where in the data block it lies */
+	size_t _map_size;		/* bytes of the data block it serves */
 };
 
 /* Open/parse.  On failure everything is freed, s->fd == -1, s->err set. */
@@ -81,8 +85,24 @@ int kvmstats_open_from(struct kvmstats *s, int vm_or_vcpu_fd);
 int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len);
 void kvmstats_close(struct kvmstats *s);
 
-/* One pread of the whole data block; -EIO on a short read. */
+/*
+ * Reload the data block.  One pread of the whole block; or, where
+ * kvmstats_open() could map part of it (kvmstats_mapped()), that part is
+ * copied from the mapping with no system call and only the rest is
+ * pread.  -EIO on a short read.
+ */
 int kvmstats_refresh(struct kvmstats *s);
+
+/*
+ * Bytes of the data block that kvmstats_refresh() reads from a read-only
+ * mapping of the stats fd, 0 if none; the part's byte offset in the data
+ * block goes to *data_off (if not NULL).  kvmstats_open() maps what the
+ * file offers: kvm_statsfd's vCPU files offer their own stats, and say
+ * where they lie in /proc/self/fdinfo/<fd> (Documentation/stats-fd.rst);
+ * other files (VM files, KVM's own) refuse mmap and are read by pread.
+ * The mapping stays valid, with its last values, after the VM is gone.
+ */
+size_t kvmstats_mapped(const struct kvmstats *s, uint64_t *data_off);
 
 const struct kvmstats_desc *kvmstats_find(const struct kvmstats *s,
 					  const char *name);

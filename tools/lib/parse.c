@@ -59,6 +59,7 @@ void kvmstats_close(struct kvmstats *s)
 	if (!s)
 		return;
 	free_all(s);
+	kvmstats__unmap(s);
 	/* Only close what kvmstats_open() took over: a zeroed struct is safe. */
 	if (s->_own_fd && s->fd >= 0)
 		close(s->fd);
