@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The read-only mapping of a vCPU stats fd's own data block
+ * (Documentation/stats-fd.rst, "Mapping the module's stats").
+ *
+ * A vCPU stats fd of the module maps its own stats: /proc/self/fdinfo/<fd>
+ * says where they lie in the data block (kvm_stats_mmap_offset) and how
+ * many bytes (kvm_stats_mmap_size).  Checked, in superset and own mode:
+ * the mapping reads what pread reads, before and after guest work, also in
+ * a forked child; it outlives the stats fd, the vCPU and VM fds, the VM and
+ * the module (rmmod goes through while it exists), frozen at its last
+ * values; writable, executable, offset and oversized mappings are refused
+ * and so is mprotect() to write or execute; VM stats fds and KVM's own
+ * refuse mmap with ENODEV; and libkvmstats reads the mapped part with no
+ * system call.  This program is linked with -Wl,--wrap=pread, so that it
+ * counts the library's preads.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "ks_harness.h"
+#include "kvmstats.h"
+#include "ks_util.h"
+
+#define FREE_WAIT_MS	5000	/* RCU grace period + workqueue, on TCG */
+#define MAX_DATA	(64 * 1024)
+
+/* Every pread() of this program and the libraries linked into it. */
+static unsigned int nr_preads;
+static size_t pread_bytes;
+
+ssize_t __real_pread(int fd, void *buf, size_t len, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off);
+
+ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off)
+{
+	nr_preads++;
+	pread_bytes += len;
+	return __real_pread(fd, buf, len, off);
+}
+
+/*
+ * kvm_stats_mmap_offset and kvm_stats_mmap_size of @fd's fdinfo: 0, or
+ * -ENOENT when the file has neither.
+ */
+static int fdinfo_map(int fd, uint64_t *off, uint64_t *size)
+{
+	char path[64], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "kvm_stats_mmap_offset: %llu", &v) == 1) {
+			*off = v;
+			found |= 1;
+		} else if (sscanf(line, "kvm_stats_mmap_size: %llu", &v) == 1) {
+			*size = v;
+			found |= 2;
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : found ? -EBADMSG : -ENOENT;
+}
+
+/* Copy @n bytes out of a mapping, each u64 loaded whole. */
+static void copy_mapped(void *dst, const void *map, size_t n)
+{
+	const volatile uint64_t *src = map;
+	uint64_t *d = dst;
+	size_t i;
+
+	for (i = 0; i < n / 8; i++)
+		d[i] = src[i];
+}
+
+FIXTURE(map) {
+	struct ks_module_state mod;
+	struct ks_exit_codes ec;
+	struct ks_vm vm;
+	int vm_made;
+	int sfd;		/* vCPU 0's stats fd */
+	uint64_t data_offset;	/* the file's */
+	uint64_t data_size;
+	uint64_t map_off;	/* fdinfo */
+	uint64_t map_size;
+	size_t map_len;		/* map_size in whole pages */
+	uint64_t hist_off;	/* exit-reason histogram, in the data block */
+	uint64_t exits_off;	/* KVM's "exits" (superset mode) */
+	long page;
+	int ready;
+};
+
+FIXTURE_VARIANT(map) {
+	const char *mode;
+};
+
+FIXTURE_VARIANT_ADD(map, superset) { .mode = "superset" };
+FIXTURE_VARIANT_ADD(map, own) { .mode = "own" };
+
+/* Guest code: 20 CPUIDs then OUT, for each KVM_RUN; HLT after the last. */
+static const unsigned int segs[] = { 20, 20, 20, 20, 20, 20 };
+
+FIXTURE_SETUP(map)
+{
+	const struct kvmstats_desc *d;
+	unsigned char code[256];
+	struct kvmstats s;
+	size_t len;
+	int ret;
+
+	KS_SETUP_MODULE(&self->mod, variant->mode);
+	ks_host_exit_codes(&self->ec);
+	self->page = sysconf(_SC_PAGESIZE);
+	len = ks_code_cpuid_segments(code, sizeof(code), segs,
+				     sizeof(segs) / sizeof(segs[0]));
+	ASSERT_NE(0, len);
+	ret = ks_vm_create(&self->vm, code, len, 1);
+	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
+	self->vm_made = 1;
+	/* Before the vCPU runs: PREEMPT_RT counts from the first stats fd. */
+	self->sfd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, self->sfd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));
+	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+
+	ASSERT_EQ(0, kvmstats_open(&s, dup(self->sfd))) TH_LOG("%s", s.err);
+	self->data_offset = s.hdr.data_offset;
+	self->data_size = s.data_size;
+	d = kvmstats_find(&s, self->ec.stat);
+	ASSERT_NE(NULL, d) TH_LOG("no %s", self->ec.stat);
+	self->hist_off = d->offset;
+	d = kvmstats_find(&s, "exits");
+	self->exits_off = d ? d->offset : 0;
+	ASSERT_EQ(!strcmp(variant->mode, "superset"), d != NULL);
+	kvmstats_close(&s);
+
+	ret = fdinfo_map(self->sfd, &self->map_off, &self->map_size);
+	ASSERT_EQ(0, ret) TH_LOG("fdinfo of a vCPU stats fd: %s", strerror(-ret));
+	ASSERT_LT(0, self->map_size);
+	self->map_len = (self->map_size + self->page - 1) / self->page *
+			self->page;
+	self->ready = 1;
+}
+
+FIXTURE_TEARDOWN(map)
+{
+	int ret;
+
+	if (self->vm_made)
+		ks_vm_destroy(&self->vm);
+	ks_close_from(3);
+	ret = ks_module_restore(&self->mod);
+	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+}
+
+/* The 6.1 harness runs a test's body even when its setup skipped. */
+#define NEED_SETUP() do { if (!self->ready) return; } while (0)
+
+static void *map_own(struct __test_metadata *_metadata,
+		     struct _test_data_map *self, int flags)
+{
+	void *m = mmap(NULL, self->map_len, PROT_READ, flags, self->sfd, 0);
+
+	EXPECT_NE(MAP_FAILED, m) TH_LOG("mmap of %zu bytes: %s", self->map_len,
+					strerror(errno));
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* The mapping holds what a pread of the mapped part reads (quiet VM). */
+static void expect_same(struct __test_metadata *_metadata,
+			struct _test_data_map *self, const void *m,
+			const char *when)
+{
+	static uint64_t want[MAX_DATA / 8], got[MAX_DATA / 8];
+
+	ASSERT_GE(MAX_DATA, self->map_size);
+	ASSERT_EQ(0, ks_pread_exact(self->sfd, want, self->map_size,
+				    self->data_offset + self->map_off));
+	copy_mapped(got, m, self->map_size);
+	EXPECT_EQ(0, memcmp(want, got, self->map_size))
+		TH_LOG("%s: the mapping differs from pread", when);
+}
+
+/* Sum of the exit-reason histogram as the mapping holds it. */
+static uint64_t mapped_exits(struct _test_data_map *self, const void *m)
+{
+	const volatile uint64_t *h = (const volatile uint64_t *)
+		((const char *)m + self->hist_off - self->map_off);
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < self->ec.buckets; i++)
+		sum += h[i];
+	return sum;
+}
+
+/*
+ * fdinfo places the mapping on the module's own block, which ends the data
+ * block: the exit-reason histogram inside it, KVM's stats before it.  VM
+ * stats fds have no such lines.
+ */
+TEST_F(map, fdinfo_places_own_block)
+{
+	uint64_t off, size;
+	int vfd;
+
+	NEED_SETUP();
+	EXPECT_EQ(0, self->map_off % 8);
+	EXPECT_EQ(0, self->map_size % 8);
+	EXPECT_EQ(self->data_size, self->map_off + self->map_size);
+	EXPECT_LE(self->map_off, self->hist_off);
+	EXPECT_GE(self->map_off + self->map_size,
+		  self->hist_off + 8 * self->ec.buckets);
+	if (!strcmp(variant->mode, "own")) {
+		EXPECT_EQ(0, self->map_off);
+	} else {
+		EXPECT_LE(self->exits_off + 8, self->map_off);
+	}
+	vfd = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, vfd);
+	EXPECT_EQ(-ENOENT, fdinfo_map(vfd, &off, &size));
+	close(vfd);
+}
+
+TEST_F(map, mapped_equals_pread)
+{
+	uint64_t before, after;
+	void *m, *p;
+	int i;
+
+	NEED_SETUP();
+	m = map_own(_metadata, self, MAP_SHARED);
+	p = map_own(_metadata, self, MAP_PRIVATE);
+	ASSERT_NE(NULL, m);
+	ASSERT_NE(NULL, p);
+	expect_same(_metadata, self, m, "after the first run");
+	expect_same(_metadata, self, p, "MAP_PRIVATE, after the first run");
+	before = mapped_exits(self, m);
+	EXPECT_LE(21, before);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	after = mapped_exits(self, m);
+	EXPECT_LE(before + 63, after) TH_LOG("%llu exits, then %llu",
+					     (unsigned long long)before,
+					     (unsigned long long)after);
+	EXPECT_EQ(after, mapped_exits(self, p));
+	expect_same(_metadata, self, m, "after three more runs");
+	expect_same(_metadata, self, p, "MAP_PRIVATE, after three more runs");
+	/* The pages past the block hold nothing but zeros. */
+	for (i = self->map_size; i < (int)self->map_len; i++)
+		if (((const volatile char *)m)[i])
+			break;
+	EXPECT_EQ((int)self->map_len, i) TH_LOG("byte %d past the block", i);
+	munmap(m, self->map_len);
+	munmap(p, self->map_len);
+}
+
+/*
+ * Close the stats fd, the vCPU and the VM, wait until the module has freed
+ * the VM's state, then unload the module: the mapping still reads the last
+ * values, and nothing the judge would see (oops, KASAN, leak) happens.
+ */
+TEST_F(map, survives_vm_and_rmmod)
+{
+	static uint64_t last[MAX_DATA / 8], now[MAX_DATA / 8];
+	long vms0;
+	void *m;
+	int ret;
+
+	NEED_SETUP();
+	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	m = map_own(_metadata, self, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, ks_pread_exact(self->sfd, last, self->map_size,
+				    self->data_offset + self->map_off));
+	close(self->sfd);
+	self->sfd = -1;
+	vms0 = ks_objects_read("vms");
+	ks_vm_destroy(&self->vm);
+	self->vm_made = 0;
+	EXPECT_EQ(vms0 - 1, ks_objects_wait_le("vms", vms0 - 1, FREE_WAIT_MS))
+		TH_LOG("the VM's state was not freed");
+	EXPECT_EQ(0, ks_objects_wait_le("files", 0, FREE_WAIT_MS));
+	copy_mapped(now, m, self->map_size);
+	EXPECT_EQ(0, memcmp(last, now, self->map_size))
+		TH_LOG("the mapping changed after the VM went");
+	EXPECT_LE(41, mapped_exits(self, m));
+
+	ret = ks_module_unload_wait(5000);
+	ASSERT_EQ(0, ret) TH_LOG("rmmod with a mapping: %s", strerror(-ret));
+	copy_mapped(now, m, self->map_size);
+	EXPECT_EQ(0, memcmp(last, now, self->map_size))
+		TH_LOG("the mapping changed after rmmod");
+	/* Loaded again, a new VM does not show through the old mapping. */
+	ret = ks_module_ensure(variant->mode);
+	ASSERT_EQ(0, ret) TH_LOG("reloading: %s", strerror(-ret));
+	copy_mapped(now, m, self->map_size);
+	EXPECT_EQ(0, memcmp(last, now, self->map_size));
+	EXPECT_EQ(0, munmap(m, self->map_len));
+}
+
+/* Writes, execution, offsets and sizes past the block are refused. */
+TEST_F(map, refusals)
+{
+	static const struct {
+		int prot, flags;
+		off_t pages;		/* offset, in pages */
+		size_t extra;		/* pages past the block's */
+		int err;
+		const char *what;
+	} bad[] = {
+		/* The fd is read-only: the VFS refuses before the module. */
+		{ PROT_READ | PROT_WRITE, MAP_SHARED, 0, 0, EACCES, "shared write" },
+		{ PROT_READ | PROT_WRITE, MAP_PRIVATE, 0, 0, EPERM, "private write" },
+		{ PROT_READ | PROT_EXEC, MAP_SHARED, 0, 0, EPERM, "shared exec" },
+		{ PROT_READ | PROT_EXEC, MAP_PRIVATE, 0, 0, EPERM, "private exec" },
+		{ PROT_READ, MAP_SHARED, 1, 0, EINVAL, "offset one page" },
+		{ PROT_READ, MAP_SHARED, 0, 1, EINVAL, "one page too many" },
+		{ PROT_READ, MAP_PRIVATE, 0, 16, EINVAL, "16 pages too many" },
+	};
+	unsigned int i;
+	void *m, *r;
+
+	NEED_SETUP();
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m = mmap(NULL, self->map_len + bad[i].extra * self->page,
+			 bad[i].prot, bad[i].flags, self->sfd,
+			 bad[i].pages * self->page);
+		EXPECT_EQ(MAP_FAILED, m) TH_LOG("%s: mapped", bad[i].what);
+		if (m != MAP_FAILED) {
+			munmap(m, self->map_len + bad[i].extra * self->page);
+			continue;
+		}
+		EXPECT_EQ(bad[i].err, errno) TH_LOG("%s: %s", bad[i].what,
+						    strerror(errno));
+	}
+	m = map_own(_metadata, self, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(-1, mprotect(m, self->map_len, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, mprotect(m, self->map_len, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	/* It cannot grow either (VM_DONTEXPAND). */
+	r = mremap(m, self->map_len, self->map_len + self->page, MREMAP_MAYMOVE);
+	EXPECT_EQ(MAP_FAILED, r);
+	if (r != MAP_FAILED)
+		m = r;
+	/* A shorter mapping is fine. */
+	expect_same(_metadata, self, m, "after the refusals");
+	EXPECT_EQ(0, munmap(m, self->map_len));
+}
+
+/* VM stats fds and KVM's own stats fds have nothing to map. */
+TEST_F(map, vm_and_native_fds_enodev)
+{
+	int fd, ret, native;
+	void *m;
+
+	NEED_SETUP();
+	fd = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, self->page, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(ENODEV, errno) TH_LOG("VM stats fd: %s", strerror(errno));
+	close(fd);
+
+	/* Asking reloads the module: no stats fd may be open. */
+	close(self->sfd);
+	self->sfd = -1;
+	native = ks_native_binary_stats();
+	ASSERT_LE(0, native) TH_LOG("%s", strerror(-native));
+	if (!native)
+		return;		/* 5.10: no stats fd of KVM's own */
+	ret = ks_module_unload_wait(5000);
+	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
+	fd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd) TH_LOG("KVM's own stats fd: %s", strerror(errno));
+	m = mmap(NULL, self->page, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(ENODEV, errno) TH_LOG("KVM's vCPU stats fd: %s", strerror(errno));
+	close(fd);
+	ret = ks_module_ensure(variant->mode);
+	ASSERT_EQ(0, ret) TH_LOG("reloading: %s", strerror(-ret));
+}
+
+/*
+ * A forked child shares the pages: it sees the exits its parent's vCPU
+ * makes after the fork, as pread does.
+ */
+TEST_F(map, fork_shares_the_pages)
+{
+	int to_child[2], status, i;
+	uint64_t before;
+	pid_t pid;
+	void *m;
+
+	NEED_SETUP();
+	m = map_own(_metadata, self, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, pipe(to_child));
+	before = mapped_exits(self, m);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static uint64_t want[MAX_DATA / 8], got[MAX_DATA / 8];
+		char c;
+
+		close(to_child[1]);
+		if (read(to_child[0], &c, 1) != 1)
+			_exit(2);
+		if (mapped_exits(self, m) < before + 40)
+			_exit(3);
+		if (ks_pread_exact(self->sfd, want, self->map_size,
+				   self->data_offset + self->map_off))
+			_exit(4);
+		copy_mapped(got, m, self->map_size);
+		_exit(memcmp(want, got, self->map_size) ? 5 : 0);
+	}
+	close(to_child[0]);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	EXPECT_EQ(1, write(to_child[1], "x", 1));
+	close(to_child[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child: 2 pipe, 3 no new exits, 4 pread, 5 differs");
+	munmap(m, self->map_len);
+}
+
+/*
+ * libkvmstats maps what a vCPU file offers: a refresh then preads only
+ * KVM's native part (nothing in own mode) and reads the rest from the
+ * mapping; its values are a whole pread's.  A VM handle has no mapping and
+ * preads its whole block.
+ */
+TEST_F(map, library_reads_the_mapping)
+{
+	static uint64_t whole[MAX_DATA / 8];
+	struct kvmstats s, v;
+	uint64_t off = ~0ull;
+	int ret;
+
+	NEED_SETUP();
+	ret = kvmstats_open(&s, dup(self->sfd));
+	ASSERT_EQ(0, ret) TH_LOG("%s", s.err);
+	EXPECT_EQ(self->map_size, kvmstats_mapped(&s, &off));
+	EXPECT_EQ(self->map_off, off);
+	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	nr_preads = 0;
+	pread_bytes = 0;
+	ret = kvmstats_refresh(&s);
+	EXPECT_EQ(0, ret) TH_LOG("%s", s.err);
+	EXPECT_EQ(self->map_off ? 1 : 0, nr_preads);
+	EXPECT_EQ(self->map_off, pread_bytes);
+	ASSERT_GE(MAX_DATA, s.data_size);
+	ASSERT_EQ(0, ks_pread_exact(self->sfd, whole, s.data_size,
+				    self->data_offset));
+	EXPECT_EQ(0, memcmp(whole, s.data, s.data_size))
+		TH_LOG("the refreshed block differs from a pread");
+	kvmstats_close(&s);
+
+	ret = kvmstats_open_from(&v, self->vm.fd);
+	ASSERT_EQ(0, ret) TH_LOG("%s", v.err);
+	EXPECT_EQ(0, kvmstats_mapped(&v, NULL));
+	nr_preads = 0;
+	pread_bytes = 0;
+	EXPECT_EQ(0, kvmstats_refresh(&v)) TH_LOG("%s", v.err);
+	EXPECT_EQ(1, nr_preads);
+	EXPECT_EQ(v.data_size, pread_bytes);
+	kvmstats_close(&v);
+}
+
+TEST_HARNESS_MAIN
