@@ -22,6 +22,14 @@
  *                     (the native block, then the module's own)
  *  pread_module_pfx   the module's fd, only the native prefix (the same
  *                     bytes KVM's fd copies)
+ *  pread_module_own   the module's fd, only its own block (what the
+ *                     mapping below holds)
+ *  mmap_module_own    the same bytes copied from the fd's read-only
+ *                     mapping (no system call), a u64 at a time
+ *  refresh_lib_vcpu   kvmstats_refresh() of vCPU 0's handle: a pread of
+ *                     the native prefix, the own block from the mapping
+ *  *_own_one          one u64 of the own block: a pread of 8 bytes, a
+ *                     load from the mapping
  *  getppid            the syscall floor
  *  sweep_native/sweep_module[_pfx]  one pread of every vCPU's data block
  *  open_native/open_module          KVM_GET_STATS_FD on vCPU 0, then close
@@ -196,6 +204,60 @@ static void set_close(struct set *s, int n)
 
 static unsigned char buf[1 << 20];
 
+/*
+ * Per-op time of copying @len bytes out of a mapping, each u64 loaded
+ * whole, eight a round (as libkvmstats does).
+ */
+static double time_mapped(const volatile uint64_t *restrict m, size_t len,
+			  int reps)
+{
+	uint64_t *restrict dst = (uint64_t *)buf;
+	size_t w, n = len / 8;
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < reps; i++) {
+		for (w = 0; w + 8 <= n; w += 8) {
+			dst[w] = m[w];
+			dst[w + 1] = m[w + 1];
+			dst[w + 2] = m[w + 2];
+			dst[w + 3] = m[w + 3];
+			dst[w + 4] = m[w + 4];
+			dst[w + 5] = m[w + 5];
+			dst[w + 6] = m[w + 6];
+			dst[w + 7] = m[w + 7];
+		}
+		for (; w < n; w++)
+			dst[w] = m[w];
+	}
+	return (now_ns() - t0) / reps;
+}
+
+/* Per-op time of reading one u64 at byte @off of a mapping. */
+static double time_mapped_one(const volatile uint64_t *m, size_t off,
+			      int reps)
+{
+	double t0 = now_ns();
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < reps; i++)
+		sum += m[off / 8];
+	((uint64_t *)buf)[0] = sum;
+	return (now_ns() - t0) / reps;
+}
+
+static double time_refresh(struct kvmstats *ks, int reps)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < reps; i++)
+		if (kvmstats_refresh(ks))
+			die(ks->err, EIO);
+	return (now_ns() - t0) / reps;
+}
+
 /* Per-op time of @reps preads of @len at @off from fd (one vCPU). */
 static double time_pread(int fd, uint64_t off, size_t len, int reps)
 {
@@ -359,6 +421,56 @@ static int bench_vm(int n, int first)
 		printf("@bench ratio_pread_module_pfx/native %.3f\n", mc / ma);
 		printf("@bench ratio_pread_native-floor/module_pfx-floor %.3f\n",
 		       (mc - md) / (ma - md));
+	}
+
+	/* The own block: pread, the mapping, the library's refresh. */
+	if (first) {
+		size_t own = mod.data_len - mod.native_len;
+		uint64_t map_off = 0;
+		double one[RUNS];
+		struct kvmstats ks;
+		void *m;
+
+		m = mmap(NULL, (own + 4095) & ~(size_t)4095, PROT_READ,
+			 MAP_SHARED, mod.fd[0], 0);
+		if (m == MAP_FAILED)
+			die("mmap of the vCPU stats fd", errno);
+		if (kvmstats_open(&ks, dup(mod.fd[0])))
+			die(ks.err, EBADMSG);
+		if (kvmstats_mapped(&ks, &map_off) != own ||
+		    map_off != mod.native_len)
+			die("the library did not map the own block", EINVAL);
+		time_mapped(m, own, 50);
+		time_refresh(&ks, 50);
+		for (r = 0; r < RUNS; r++) {
+			if (r % 2 == 0) {
+				a[r] = time_pread(mod.fd[0], mod.data_off +
+						  mod.native_len, own, reps);
+				b[r] = time_mapped(m, own, reps);
+				c[r] = time_refresh(&ks, reps);
+				d[r] = time_pread(mod.fd[0], mod.data_off +
+						  mod.native_len, 8, reps);
+				one[r] = time_mapped_one(m, 0, reps);
+			} else {
+				one[r] = time_mapped_one(m, 0, reps);
+				d[r] = time_pread(mod.fd[0], mod.data_off +
+						  mod.native_len, 8, reps);
+				c[r] = time_refresh(&ks, reps);
+				b[r] = time_mapped(m, own, reps);
+				a[r] = time_pread(mod.fd[0], mod.data_off +
+						  mod.native_len, own, reps);
+			}
+		}
+		printf("@bench data_bytes_module_own %zu\n", own);
+		out("pread_module_own", 0, median(a, RUNS));
+		out("mmap_module_own", 0, median(b, RUNS));
+		out("refresh_lib_vcpu", 0, median(c, RUNS));
+		out("pread_module_own_one", 0, median(d, RUNS));
+		out("mmap_module_own_one", 0, median(one, RUNS));
+		printf("@bench ratio_mmap/pread_own %.3f\n",
+		       median(b, RUNS) / median(a, RUNS));
+		kvmstats_close(&ks);
+		munmap(m, (own + 4095) & ~(size_t)4095);
 	}
 
 	sreps = n >= 64 ? 4 : 64 / n * 4;

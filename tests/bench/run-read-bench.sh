@@ -78,6 +78,13 @@ for want in "$@"; do
 		printf '  %-42s %10s\n' "ratio module/native, whole block" "$(value "$res" ratio_pread_module/native)"
 		printf '  %-42s %10s   (goal <= 1.10)\n' "ratio module/native, native prefix" "$(value "$res" ratio_pread_module_pfx/native)"
 		printf '  %-42s %10s\n' "ratio above the floor, prefix" "$(value "$res" ratio_pread_native-floor/module_pfx-floor)"
+		echo "the module's own block of vCPU 0 ($(value "$res" data_bytes_module_own) B)"
+		printf '  %-42s %10s\n' "pread" "$(value "$res" pread_module_own)"
+		printf '  %-42s %10s\n' "copied from its mmap (no system call)" "$(value "$res" mmap_module_own)"
+		printf '  %-42s %10s\n' "ratio mmap/pread" "$(value "$res" ratio_mmap/pread_own)"
+		printf '  %-42s %10s\n' "libkvmstats refresh (prefix pread + mmap)" "$(value "$res" refresh_lib_vcpu)"
+		printf '  %-42s %10s\n' "one u64 of it: pread of 8 bytes" "$(value "$res" pread_module_own_one)"
+		printf '  %-42s %10s\n' "one u64 of it: load from the mmap" "$(value "$res" mmap_module_own_one)"
 		echo "sweep: one pread of every vCPU's data block"
 		printf '  %6s %12s %12s %12s %8s %8s %10s\n' vCPUs native module mod-prefix ratio r-prefix mod/vCPU
 		for n in ${BENCH_VCPUS:-1 8 64 256}; do
