@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ks_util.h"
@@ -135,13 +136,33 @@ static void other_cpus_online(void)
 			printf("# probe_cost: cannot bring cpu%d back online\n", cpu);
 }
 
-static int load_driver(void)
+/* Load the probe driver unless it is there; *@loaded says if we did. */
+static int load_driver(int *loaded)
 {
 	const char *path = getenv("KS_PROBE_DRIVER_KO");
+	int ret;
 
+	*loaded = 0;
 	if (!access(COST, W_OK))
 		return 0;
-	return ks_insmod(path ? path : "/lib/modules/ks_probe_driver.ko", "");
+	ret = ks_insmod(path ? path : "/lib/modules/ks_probe_driver.ko", "");
+	*loaded = !ret;
+	return ret;
+}
+
+/*
+ * Unload the driver we loaded: it uses kvm.ko, and the programs that run
+ * after this one in a guest expect kvm's vendor module to be its only
+ * user.
+ */
+static int unload_driver(void)
+{
+	if (syscall(SYS_delete_module, "ks_probe_driver", O_NONBLOCK) < 0) {
+		fprintf(stderr, "probe_cost: cannot unload ks_probe_driver: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static int measure(int vcpu_fd, unsigned long long iters, struct run *run)
@@ -384,8 +405,9 @@ int main(int argc, char **argv)
 {
 	unsigned long long iters = 20000;
 	const char *mode = NULL, *arg = NULL;
+	struct ks_module_state mod;
+	int ret, i = 1, driver;
 	struct ks_vm vm;
-	int ret, i = 1;
 
 	if (argc > 1 && argv[1][0] == '-') {
 		if (argc < 3 || (strcmp(argv[1], "--budget") &&
@@ -403,7 +425,9 @@ int main(int argc, char **argv)
 			print_usage();
 	}
 
-	ret = load_driver();
+	/* Leave kvm_statsfd.ko as it was: other programs run after this one. */
+	ks_module_save(&mod);
+	ret = load_driver(&driver);
 	if (ret) {
 		fprintf(stderr, "probe_cost: cannot load ks_probe_driver.ko: %s\n",
 			strerror(-ret));
@@ -424,5 +448,11 @@ int main(int argc, char **argv)
 		ret = without_module(vm.vcpu[0].fd, arg, iters);
 	other_cpus_online();
 	ks_vm_destroy(&vm);
+	if (ks_module_restore(&mod)) {
+		fprintf(stderr, "probe_cost: cannot restore kvm_statsfd\n");
+		ret = 1;
+	}
+	if (driver && unload_driver())
+		ret = 1;
 	return ret;
 }

@@ -404,19 +404,22 @@ static int load_mode(const char *mode, const char *others)
 }
 
 /*
- * A reload keeps the load's other parameters (stats=, cross_process=):
- * later tests of the same guest expect the module as it was.
+ * In @mode with the default stat groups, which the callers expect.  A
+ * reload keeps the load's cross_process= (the tests' reading rights).
  */
 int ks_module_ensure(const char *mode)
 {
-	char cur[32], others[256] = "";
+	char cur[32], groups[128], xp[8], others[32] = "";
 	int ret;
 
 	if (ks_module_loaded()) {
-		if (!ks_module_mode(cur, sizeof(cur)) && !strcmp(cur, mode))
+		if (!ks_module_mode(cur, sizeof(cur)) && !strcmp(cur, mode) &&
+		    !read_line("/sys/module/kvm_statsfd/parameters/stats",
+			       groups, sizeof(groups)) && !strcmp(groups, "all"))
 			return 0;
-		if (module_params(others, sizeof(others), "mode"))
-			others[0] = '\0';
+		if (!read_line("/sys/module/kvm_statsfd/parameters/cross_process",
+			       xp, sizeof(xp)))
+			snprintf(others, sizeof(others), "cross_process=%s", xp);
 		ret = ks_module_unload_wait(2000);
 		if (ret)
 			return ret;

@@ -103,8 +103,9 @@ struct ks_module_state {
 };
 void ks_module_save(struct ks_module_state *st);
 /*
- * Make sure the module is loaded in @mode ("superset" or "own"): load it
- * if it is not, reload it if it runs in another mode.  0 or -errno.
+ * Make sure the module is loaded in @mode ("superset" or "own") with every
+ * stat group: load it if it is not, reload it if it runs otherwise.  0 or
+ * -errno.
  */
 int ks_module_ensure(const char *mode);
 /* Unload, retrying a while if it is still in use.  0 or -errno. */

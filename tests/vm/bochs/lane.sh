@@ -50,15 +50,28 @@ fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 mod="$BUILD/vmx/$rel/module" warn="$BUILD/vmx/$rel/rig_warn"
+drv="$BUILD/vmx/$rel/probe-driver" gate="$BUILD/vmx/bench"
 
-step "$LABEL building kvm_statsfd.ko and rig_warn.ko for $rel"
-rm -rf "$mod" "$warn"
+step "$LABEL building kvm_statsfd.ko, rig_warn.ko and the probe driver for $rel"
+rm -rf "$mod" "$warn" "$drv"
 mirror_tree "$TOP" "$mod" Kbuild src include
 mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
-if ! build_module "$rel" "$root" "$mod" || ! build_module "$rel" "$root" "$warn"; then
+mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
+if ! build_module "$rel" "$root" "$mod" || ! build_module "$rel" "$root" "$warn" ||
+	! build_module "$rel" "$root" "$drv"; then
 	tap 0 "module builds against $rel"
 	finish
 fi
+# The exit-cost gate (tests/vm/exit-cost/lane.sh), with VMX's budgets:
+# Bochs counts instructions exactly too.
+if ! make -s -C "$TOP/tests/bench" O="$gate" \
+	LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
+	tap 0 "exit-cost gate builds"
+	finish
+fi
+mkdir -p "$gate/gate-vmx/etc/kvm-statsfd"
+cp "$TOP/tests/bench/exit-cost-budget-vmx" \
+	"$gate/gate-vmx/etc/kvm-statsfd/exit-cost-budget"
 
 # One initramfs with the tests, one with only the WARN module (its boots
 # need nothing else, and a small initramfs boots ~15 s faster).  The tests
@@ -73,7 +86,8 @@ for ((i = 0; i < ${#opts[@]}; i += 2)); do
 	esac
 done
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
-	--module "$mod/kvm_statsfd.ko" "${payload[@]}" ||
+	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
+	"${payload[@]}" --tree "$gate/gate" --tree "$gate/gate-vmx" ||
 	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-warn.gz" \
 	--module "$warn/rig_warn.ko"; then
 	tap 0 "initramfs for $rel"
