@@ -299,44 +299,78 @@ u64 ks_vm_nr_vcpus(struct ks_vm *vm)
 	return atomic_read(&vm->kvm->online_vcpus);
 }
 
+struct ks_vcpu *ks_vm_sole_vcpu(struct ks_vm *vm)
+{
+	unsigned long id = 0;
+	struct ks_vcpu *kv;
+
+	kv = xa_find(&vm->vcpus, &id, ULONG_MAX, XA_PRESENT);
+	if (!kv || xa_find_after(&vm->vcpus, &id, ULONG_MAX, XA_PRESENT))
+		return NULL;
+	return kv;
+}
+
+/* @buf[i] += @src[i] for @n words, eight a round. */
+static void ks_add_words(u64 *buf, const u64 *src, u32 n)
+{
+	for (; n >= 8; n -= 8, buf += 8, src += 8) {
+		buf[0] += READ_ONCE(src[0]);
+		buf[1] += READ_ONCE(src[1]);
+		buf[2] += READ_ONCE(src[2]);
+		buf[3] += READ_ONCE(src[3]);
+		buf[4] += READ_ONCE(src[4]);
+		buf[5] += READ_ONCE(src[5]);
+		buf[6] += READ_ONCE(src[6]);
+		buf[7] += READ_ONCE(src[7]);
+	}
+	for (; n; n--)
+		*buf++ += READ_ONCE(*src++);
+}
+
 /*
- * Words [@first, @first + @n) of @vm's own block into @buf: one pass over
- * the vCPUs, each adding its words in, so the cost is O(vCPUs * n), never
- * a walk of the vCPUs per word.  Each word is loaded whole.  Sleeps.
+ * Words [@first, @first + @n) of @vm's own block into @buf: the vCPUs'
+ * words summed in one pass (each vCPU's are the VM's first ones, at the
+ * same place), then the few that are not sums (a list made at load):
+ * peaks (the largest) and the VM-only ones.  O(vCPUs * n), each word
+ * loaded whole.  Sleeps.
  */
 void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 {
+	u32 vcpu_words = ks_own_counters_size() / sizeof(u64);
+	u32 i, j, nr_special, nv = first < vcpu_words ?
+					min(n, vcpu_words - first) : 0;
+	const u32 *special;
 	struct ks_vcpu *kv;
 	unsigned long id;
-	u32 i, seen = 0;
+	u32 seen = 0;
 
 	memset(buf, 0, n * sizeof(*buf));
 	xa_for_each(&vm->vcpus, id, kv) {
-		/* A vCPU's words are the VM's first ones, at the same place. */
-		const u64 *src = kv->c + first;
-
-		for (i = 0; i < n; i++) {
-			u64 v;
-
-			switch (ks_own_word_agg(first + i)) {
-			case KS_AGG_SUM:
-				buf[i] += READ_ONCE(src[i]);
-				break;
-			case KS_AGG_MAX:
-				v = READ_ONCE(src[i]);
-				buf[i] = max(buf[i], v);
-				break;
-			default:
-				break;
-			}
-		}
+		ks_add_words(buf, kv->c + first, nv);
 		/* A VM may have thousands of vCPUs. */
 		if (!(++seen % 64))
 			cond_resched();
 	}
-	for (i = 0; i < n; i++)
-		if (ks_own_word_agg(first + i) == KS_AGG_NR_VCPUS)
+	special = ks_own_special_words(&nr_special);
+	for (j = 0; j < nr_special; j++) {
+		u32 w = special[j];
+
+		if (w < first || w >= first + n)
+			continue;
+		i = w - first;
+		switch (ks_own_word_agg(w)) {
+		case KS_AGG_MAX:
+			buf[i] = 0;
+			xa_for_each(&vm->vcpus, id, kv)
+				buf[i] = max(buf[i], READ_ONCE(kv->c[w]));
+			break;
+		case KS_AGG_NR_VCPUS:
 			buf[i] = ks_vm_nr_vcpus(vm);
+			break;
+		default:
+			break;
+		}
+	}
 }
 
 /* Drop every CPU's cached pointer into @vm. */

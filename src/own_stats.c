@@ -114,6 +114,8 @@ unsigned int ks_nr_own_defs = ARRAY_SIZE(ks_defs);
  */
 static u8 *ks_word_agg;
 static u32 ks_vcpu_own_words, ks_vm_own_words;
+/* The words that are not sums (peaks, VM-only), in order. */
+static u32 ks_special[8], ks_nr_special;
 
 u32 ks_grp_off[KS_NR_GROUPS] __ro_after_init;
 
@@ -244,6 +246,12 @@ enum ks_aggregate ks_own_word_agg(u32 word)
 	return ks_word_agg[word];
 }
 
+const u32 *ks_own_special_words(u32 *count)
+{
+	*count = ks_nr_special;
+	return ks_special;
+}
+
 /*
  * Lay out the counters block (the enabled groups in order) and the served
  * block: the vCPU's stats at their place in the counters, then the VM-only
@@ -288,6 +296,16 @@ int ks_own_stats_init(void)
 			ks_word_agg[def->served / sizeof(u64) + j] = def->agg;
 	}
 	ks_vm_own_words = w;
+	ks_nr_special = 0;
+	for (w = 0; w < ks_vm_own_words; w++) {
+		if (ks_word_agg[w] == KS_AGG_SUM)
+			continue;
+		if (ks_nr_special == ARRAY_SIZE(ks_special)) {
+			ks_own_stats_exit();
+			return -EINVAL;
+		}
+		ks_special[ks_nr_special++] = w;
+	}
 	return 0;
 }
 

@@ -156,24 +156,63 @@ efault:
 	return -EFAULT;
 }
 
+/*
+ * @n bytes from byte @skip of @buf to @ubuf: whole words one by one, as
+ * ks_put_run() does (under -icount a rep movsb costs a step per byte),
+ * anything else with copy_to_user().
+ */
+static int ks_copy_out(char __user *ubuf, const u64 *buf, u32 skip, size_t n)
+{
+	if (skip || n % sizeof(u64))
+		return copy_to_user(ubuf, (const u8 *)buf + skip, n) ? -EFAULT : 0;
+	if (!user_access_begin(ubuf, n))
+		return -EFAULT;
+	if (!ks_put_run((u64 __user *)ubuf, buf, n / sizeof(u64))) {
+		user_access_end();
+		return -EFAULT;
+	}
+	user_access_end();
+	return 0;
+}
+
 /* Copy @len bytes of the data block, from its byte @off, to @ubuf. */
 static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 			size_t len)
 {
 	u32 native_words = sf->kind->native_size / sizeof(u64);
+	u32 vcpu_end = native_words + ks_own_counters_size() / sizeof(u64);
 	u64 buf[KS_BOUNCE_WORDS];
+	struct ks_vcpu *sole;
 
 	while (len) {
 		u32 w = off / sizeof(u64), skip = off % sizeof(u64);
+		bool whole = !skip && len >= sizeof(u64);
 		size_t n;
 
-		if (!skip && len >= sizeof(u64) &&
-		    (sf->kv || w < native_words)) {
+		sole = NULL;
+		if (whole && !sf->kv && w >= native_words && w < vcpu_end)
+			sole = ks_vm_sole_vcpu(sf->vm);
+		if (whole && (sf->kv || w < native_words)) {
 			n = len / sizeof(u64);
 			if (!sf->kv)
 				n = min_t(size_t, n, native_words - w);
 			if (ks_put_words(sf, (u64 __user *)ubuf, w, n))
 				return -EFAULT;
+			n *= sizeof(u64);
+		} else if (sole) {
+			/*
+			 * A VM with one vCPU state: its sums and peaks are
+			 * that vCPU's words, copied as a vCPU file's are.
+			 */
+			n = min_t(size_t, len / sizeof(u64), vcpu_end - w);
+			if (!user_access_begin(ubuf, n * sizeof(u64)))
+				return -EFAULT;
+			if (!ks_put_run((u64 __user *)ubuf,
+					sole->c + (w - native_words), n)) {
+				user_access_end();
+				return -EFAULT;
+			}
+			user_access_end();
 			n *= sizeof(u64);
 		} else {
 			/* Part of a word, or a VM's aggregates: via the stack. */
@@ -181,7 +220,7 @@ static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 					       sizeof(u64) - skip : sizeof(buf));
 			ks_data_fill(sf, w, DIV_ROUND_UP(skip + n, sizeof(u64)),
 				     buf);
-			if (copy_to_user(ubuf, (u8 *)buf + skip, n))
+			if (ks_copy_out(ubuf, buf, skip, n))
 				return -EFAULT;
 		}
 		ubuf += n;

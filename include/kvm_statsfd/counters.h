@@ -241,6 +241,11 @@ struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp);
 struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 			       gfp_t gfp);
 
+/*
+ * The VM's only vCPU state, or NULL if it has none or several: then its
+ * sums and peaks are that vCPU's own words.  Sleepable context.
+ */
+struct ks_vcpu *ks_vm_sole_vcpu(struct ks_vm *vm);
 /* Words [@first, @first + @n) of the VM file's own block. */
 void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf);
 /* Number of vCPUs the VM has. */

@@ -118,6 +118,8 @@ u32 ks_own_counters_size(void);
 u32 ks_own_vm_words(void);
 /* Served word @word: how a VM file computes it from its vCPUs' word. */
 enum ks_aggregate ks_own_word_agg(u32 word);
+/* The served words that are not sums, in order; *@count of them. */
+const u32 *ks_own_special_words(u32 *count);
 
 /* Fill in the vendor-dependent parts of the own stats table. */
 int ks_own_stats_init(void);

@@ -32,6 +32,9 @@
  *                     load from the mapping
  *  getppid            the syscall floor
  *  sweep_native/sweep_module[_pfx]  one pread of every vCPU's data block
+ *  pread_vm_native/pread_vm_module  one pread of the VM file's data block
+ *                     (the module's own part is summed over the vCPUs
+ *                     when read)
  *  open_native/open_module          KVM_GET_STATS_FD on vCPU 0, then close
  *
  * Output: lines "@bench KEY VALUE" (times in ns, sizes in bytes), which
@@ -191,6 +194,18 @@ static void set_open(struct set *s, const struct vm *vm,
 	for (d = native_descs; d < ks.num_desc; d++)
 		if (ks.descs[d].offset < s->native_len)
 			s->native_len = ks.descs[d].offset;
+	kvmstats_close(&ks);
+}
+
+/* Where the data block of stats fd @fd lies, from its header. */
+static void data_block_of(int fd, uint64_t *off, size_t *len)
+{
+	struct kvmstats ks;
+
+	if (kvmstats_open(&ks, dup(fd)))
+		die(ks.err, EBADMSG);
+	*off = ks.hdr.data_offset;
+	*len = ks.data_size;
 	kvmstats_close(&ks);
 }
 
@@ -369,19 +384,28 @@ static int bench_vm(int n, int first)
 {
 	static struct set nat, mod;
 	double a[2 * RUNS], b[2 * RUNS], c[2 * RUNS], d[2 * RUNS];
-	double sa[RUNS], sb[RUNS], sc[RUNS];
+	double sa[RUNS], sb[RUNS], sc[RUNS], va[RUNS], vb[RUNS];
+	uint64_t nvm_off, mvm_off;
+	size_t nvm_len, mvm_len;
+	int nvm, mvm;
 	long slab0, slab1, vcpus0;
 	int reps = 400, sreps, r, ret;
 	struct vm vm;
 
 	vm_create(&vm, n);
 	set_open(&nat, &vm, ~0u);		/* KVM's fds: module not loaded */
+	nvm = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
+	if (nvm < 0)
+		die("KVM_GET_STATS_FD (VM)", errno);
 	ret = ks_module_load("");
 	if (ret)
 		die("loading kvm_statsfd", -ret);
 	slab0 = meminfo_kb("Slab:");
 	vcpus0 = ks_objects_read("vcpus");
 	set_open(&mod, &vm, nat.num_desc);	/* the module's, same vCPUs */
+	mvm = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
+	if (mvm < 0)
+		die("KVM_GET_STATS_FD (VM, module)", errno);
 	slab1 = meminfo_kb("Slab:");
 	if (nat.native_len != nat.data_len || mod.native_len != nat.data_len)
 		die("the module's native prefix differs from KVM's block", EINVAL);
@@ -497,6 +521,30 @@ static int bench_vm(int n, int first)
 		out("sweep_module_per_vcpu", n, mb / n);
 		out("sweep_native_per_vcpu", n, ma / n);
 	}
+
+	/* The VM file: KVM's, and the module's, whose own part sums vCPUs. */
+	data_block_of(nvm, &nvm_off, &nvm_len);
+	data_block_of(mvm, &mvm_off, &mvm_len);
+	for (r = 0; r < RUNS; r++) {
+		if (r % 2 == 0) {
+			va[r] = time_pread(nvm, nvm_off, nvm_len, sreps);
+			vb[r] = time_pread(mvm, mvm_off, mvm_len, sreps);
+		} else {
+			vb[r] = time_pread(mvm, mvm_off, mvm_len, sreps);
+			va[r] = time_pread(nvm, nvm_off, nvm_len, sreps);
+		}
+	}
+	{
+		double ma = median(va, RUNS), mb = median(vb, RUNS);
+
+		out("pread_vm_native", n, ma);
+		out("pread_vm_module", n, mb);
+		printf("@bench ratio_pread_vm_module/native@%d %.3f\n", n, mb / ma);
+		printf("@bench vm_data_bytes_native %zu\n@bench vm_data_bytes_module %zu\n",
+		       nvm_len, mvm_len);
+	}
+	close(nvm);
+	close(mvm);
 
 	if (first) {
 		slab_info("kvm_statsfd_vcpu");

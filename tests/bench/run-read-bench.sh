@@ -97,6 +97,15 @@ for want in "$@"; do
 				"$(value "$res" "ratio_sweep_module_pfx/native@$n")" \
 				"$(value "$res" "sweep_module_per_vcpu@$n")"
 		done
+		echo "one pread of the VM file's data block (the module sums its own part over the vCPUs)"
+		printf '  %6s %12s %12s %8s\n' vCPUs native module ratio
+		for n in ${BENCH_VCPUS:-1 8 64 256}; do
+			[ -n "$(value "$res" "pread_vm_native@$n")" ] || continue
+			printf '  %6s %12s %12s %8s\n' "$n" \
+				"$(value "$res" "pread_vm_native@$n")" \
+				"$(value "$res" "pread_vm_module@$n")" \
+				"$(value "$res" "ratio_pread_vm_module/native@$n")"
+		done
 		echo "KVM_GET_STATS_FD + close on vCPU 0"
 		printf '  %-42s %10s\n' "KVM's" "$(value "$res" open_native)"
 		printf '  %-42s %10s\n' "module's" "$(value "$res" open_module)"
