@@ -279,10 +279,37 @@ static int creator_child(int sock, unsigned int n)
 	return ks_send_fds(sock, fds, 4) ? 4 : 0;
 }
 
+/*
+ * Run creator_child(@n) in a child and take its four fds (its two stats
+ * fds, its VM fd and a vCPU fd); returns the child's pid, gone by then.
+ */
+static pid_t from_creator(struct __test_metadata *_metadata, unsigned int n,
+			  int fds[4])
+{
+	int sv[2], status = 0, ok;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(creator_child(sv[1], n));
+	}
+	close(sv[1]);
+	ok = pid > 0 && !ks_recv_fds(sv[0], fds, 4);
+	ok = ok && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	     !WEXITSTATUS(status);
+	close(sv[0]);
+	if (!ok)
+		TH_LOG("the creator child failed: pid %d, status %#x", pid, status);
+	return ok ? pid : -1;
+}
+
 TEST_F(life, fd_outlives_creator)
 {
 	const struct ks_exit_codes *ec = &self->ec;
-	int sv[2], fds[4], status, other[2];
+	int fds[4], other[2];
 	char want[64];
 	uint64_t h[256];
 	long base[3];
@@ -290,19 +317,8 @@ TEST_F(life, fd_outlives_creator)
 
 	NEED_SETUP();
 	objects_base(_metadata, base);
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(sv[0]);
-		_exit(creator_child(sv[1], 77));
-	}
-	close(sv[1]);
-	ASSERT_EQ(0, ks_recv_fds(sv[0], fds, 4));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	close(sv[0]);
+	pid = from_creator(_metadata, 77, fds);
+	ASSERT_LT(0, pid);
 
 	/* The creator is gone; its stats fds still serve its VM. */
 	snprintf(want, sizeof(want), "kvm-%d", pid);
@@ -354,24 +370,11 @@ TEST_F(life, fd_outlives_creator)
  */
 TEST_F(life, cross_process_is_opt_in)
 {
-	int sv[2], fds[4], status, ret, own, i;
+	int fds[4], ret, own, i;
 	struct ks_vm vm;
-	pid_t pid;
 
 	NEED_SETUP();
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(sv[0]);
-		_exit(creator_child(sv[1], 5));
-	}
-	close(sv[1]);
-	ASSERT_EQ(0, ks_recv_fds(sv[0], fds, 4));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	close(sv[0]);
+	ASSERT_LT(0, from_creator(_metadata, 5, fds));
 	/* The stats fds the creator made are its own: they stay valid. */
 	close(fds[0]);
 	close(fds[1]);
