@@ -148,3 +148,35 @@ guest_test_payload() {
 		echo --bin "$f"
 	done
 }
+
+# The "script:" lanes of tests/vm/lanes print TAP and write their counts:
+# lane_start OUTDIR LABEL; lane_tap 1|0 TEXT for each case; lane_judged
+# FILE to add a judged guest run's "PASSED FAILED SKIPPED"; lane_finish,
+# which writes OUTDIR/counts and exits 0 only if nothing failed.
+lane_start() {
+	LANE_OUT=$1 LANE_LABEL=$2 LANE_T0=$(date +%s)
+	lane_passed=0 lane_failed=0 lane_skipped=0
+	mkdir -p "$LANE_OUT"
+}
+
+lane_tap() {
+	if [ "$1" = 1 ]; then
+		lane_passed=$((lane_passed + 1)); echo "ok - $LANE_LABEL $2"
+	else
+		lane_failed=$((lane_failed + 1)); echo "not ok - $LANE_LABEL $2"
+	fi
+}
+
+lane_judged() {
+	local p f s
+	read -r p f s < "$1" || { p=0; f=1; s=0; }
+	lane_passed=$((lane_passed + p)) lane_failed=$((lane_failed + f))
+	lane_skipped=$((lane_skipped + ${s:-0}))
+}
+
+lane_finish() {
+	echo "$lane_passed $lane_failed $lane_skipped" > "$LANE_OUT/counts"
+	step "$LANE_LABEL lane finished in $(($(date +%s) - LANE_T0)) s"
+	[ "$lane_failed" = 0 ]
+	exit
+}

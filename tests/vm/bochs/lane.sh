@@ -23,29 +23,12 @@ set -uo pipefail
 out=$1
 SERIES=${VMX_SERIES:-6.12}
 LABEL="[$SERIES-vmx]"
-passed=0 failed=0 skipped=0
-mkdir -p "$out"
-t0=$(date +%s)
-
-tap() {
-	if [ "$1" = 1 ]; then
-		passed=$((passed + 1)); echo "ok - $LABEL $2"
-	else
-		failed=$((failed + 1)); echo "not ok - $LABEL $2"
-	fi
-}
-
-finish() {
-	echo "$passed $failed $skipped" > "$out/counts"
-	step "$LABEL lane finished in $(($(date +%s) - t0)) s"
-	[ "$failed" = 0 ]
-	exit
-}
+lane_start "$out" "$LABEL"
 
 k=$(SERIES="$SERIES" test_kernels | awk -v s="$SERIES" '$1 == s')
 if [ -z "$k" ]; then
-	tap 0 "kernel of series $SERIES"
-	finish
+	lane_tap 0 "kernel of series $SERIES"
+	lane_finish
 fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
@@ -59,15 +42,15 @@ mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
 mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
 if ! build_module "$rel" "$root" "$mod" || ! build_module "$rel" "$root" "$warn" ||
 	! build_module "$rel" "$root" "$drv"; then
-	tap 0 "module builds against $rel"
-	finish
+	lane_tap 0 "module builds against $rel"
+	lane_finish
 fi
 # The exit-cost gate (tests/vm/exit-cost/lane.sh), with VMX's budgets:
 # Bochs counts instructions exactly too.
 if ! make -s -C "$TOP/tests/bench" O="$gate" \
 	LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
-	tap 0 "exit-cost gate builds"
-	finish
+	lane_tap 0 "exit-cost gate builds"
+	lane_finish
 fi
 mkdir -p "$gate/gate-vmx/etc/kvm-statsfd"
 cp "$TOP/tests/bench/exit-cost-budget-vmx" \
@@ -90,8 +73,8 @@ if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	"${payload[@]}" --tree "$gate/gate" --tree "$gate/gate-vmx" ||
 	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-warn.gz" \
 	--module "$warn/rig_warn.ko"; then
-	tap 0 "initramfs for $rel"
-	finish
+	lane_tap 0 "initramfs for $rel"
+	lane_finish
 fi
 
 # boot INITRD MODE OUTDIR -> run-guest-bochs.sh VMLINUZ INITRD OUTDIR MODE
@@ -110,14 +93,13 @@ boot "$out/initrd-warn.gz" warn "$out/warn"
 boot "$out/initrd-warn.gz" warn-nopanic "$out/warn-nopanic" panic_on_warn=0
 
 "$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL" "$SERIES-vmx"
-read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+lane_judged "$out/tests/counts"
 if grep -q '^@@ begin kvm_statsfd_exporter_test' "$out/tests/results.txt"; then
 	if "$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt" \
 		> "$out/promtool.log" 2>&1; then
-		tap 1 "exporter: guest /metrics passes promtool"
+		lane_tap 1 "exporter: guest /metrics passes promtool"
 	else
-		tap 0 "exporter: guest /metrics passes promtool"
+		lane_tap 0 "exporter: guest /metrics passes promtool"
 		sed 's/^/#   /' "$out/promtool.log" | tail -n 20
 	fi
 fi
@@ -125,12 +107,12 @@ fi
 # The rig's self-test: both WARN runs are failures, and for that reason.
 for w in warn warn-nopanic; do
 	if "$TOP/tests/vm/judge.sh" "$out/$w" "$LABEL" > "$out/$w/judge.tap"; then
-		tap 0 "rig self-test: $w run was judged a pass"
+		lane_tap 0 "rig self-test: $w run was judged a pass"
 	elif grep -q 'rig_warn' "$out/$w/judge.tap" "$out/$w/console.txt"; then
-		tap 1 "rig self-test: $w run judged a failure"
+		lane_tap 1 "rig self-test: $w run judged a failure"
 	else
-		tap 0 "rig self-test: $w run failed for another reason"
+		lane_tap 0 "rig self-test: $w run failed for another reason"
 		sed 's/^/#   /' "$out/$w/judge.tap"
 	fi
 done
-finish
+lane_finish

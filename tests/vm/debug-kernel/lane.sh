@@ -20,27 +20,12 @@ out=$1
 SERIES=6.12-debug
 export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-2400}
 export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
-passed=0 failed=0 skipped=0
-mkdir -p "$out"
-
-tap() {
-	if [ "$1" = 1 ]; then
-		passed=$((passed + 1)); echo "ok - [$SERIES] $2"
-	else
-		failed=$((failed + 1)); echo "not ok - [$SERIES] $2"
-	fi
-}
-
-finish() {
-	echo "$passed $failed $skipped" > "$out/counts"
-	[ "$failed" = 0 ]
-	exit
-}
+lane_start "$out" "[$SERIES]"
 
 step "[$SERIES] building the debug kernel (cached after the first time)"
 if ! k=$("$TOP/tests/vm/debug-kernel/build.sh"); then
-	tap 0 "debug kernel build"
-	finish
+	lane_tap 0 "debug kernel build"
+	lane_finish
 fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
@@ -50,15 +35,15 @@ mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
 mirror_tree "$TOP/tests/rig/detector_module" "$BUILD/$rel/rig_detect" .
 if ! build_module "$rel" "$root" "$BUILD/$rel/module" W=1 ||
 	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1; then
-	tap 0 "module builds against $rel"
-	finish
+	lane_tap 0 "module builds against $rel"
+	lane_finish
 fi
 # W=1 warnings about our module count, as in make lint.
 if grep -hE '(warning|error):' "$BUILD/$rel/module/build.log" \
 	"$BUILD/$rel/rig_detect/build.log" >&2; then
-	tap 0 "module builds against $rel with W=1 and no warning"
+	lane_tap 0 "module builds against $rel with W=1 and no warning"
 else
-	tap 1 "module builds against $rel with W=1 and no warning"
+	lane_tap 1 "module builds against $rel with W=1 and no warning"
 fi
 
 # shellcheck disable=SC2046 # guest_test_payload is a list of options
@@ -66,8 +51,8 @@ if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--module "$BUILD/$rel/rig_detect/rig_detect.ko" \
 	$(guest_test_payload); then
-	tap 0 "initramfs for $rel"
-	finish
+	lane_tap 0 "initramfs for $rel"
+	lane_finish
 fi
 
 step "[$SERIES] booting $rel: selftests (slow: KASAN and lockdep under TCG)"
@@ -90,13 +75,12 @@ step "[$SERIES] guest runs finished"
 
 # The manifest's programs, case counts and expected skips hold here too.
 "$TOP/tests/vm/judge.sh" "$out/tests" "[$SERIES]" "$SERIES"
-read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+lane_judged "$out/tests/counts"
 if "$TOP/tests/exporter/promtool-guest.sh" "$out/tests/results.txt" \
 	> "$out/promtool.log" 2>&1; then
-	tap 1 "exporter: guest /metrics passes promtool"
+	lane_tap 1 "exporter: guest /metrics passes promtool"
 else
-	tap 0 "exporter: guest /metrics passes promtool"
+	lane_tap 0 "exporter: guest /metrics passes promtool"
 	sed 's/^/#   /' "$out/promtool.log" | tail -n 20
 fi
 
@@ -106,19 +90,19 @@ selftest() {
 	local run=$1 d
 	shift
 	if "$TOP/tests/vm/judge.sh" "$out/$run" "[$SERIES]" > "$out/$run/judge.tap"; then
-		tap 0 "rig self-test: $run run was judged a pass"
+		lane_tap 0 "rig self-test: $run run was judged a pass"
 		return
 	fi
-	tap 1 "rig self-test: $run run judged a failure"
+	lane_tap 1 "rig self-test: $run run judged a failure"
 	for d in "$@"; do
 		if grep -qx "# detector fired: $d" "$out/$run/judge.tap"; then
-			tap 1 "rig self-test: $run: the judge names the $d report"
+			lane_tap 1 "rig self-test: $run: the judge names the $d report"
 		else
-			tap 0 "rig self-test: $run: no $d report recognised"
+			lane_tap 0 "rig self-test: $run: no $d report recognised"
 			sed 's/^/#   /' "$out/$run/judge.tap" | tail -n 30
 		fi
 	done
 }
 selftest detect KASAN KFENCE lockdep kmemleak sleep-in-atomic UBSAN
 selftest detect-bug BUG
-finish
+lane_finish

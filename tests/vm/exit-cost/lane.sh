@@ -22,28 +22,13 @@ set -uo pipefail
 
 out=$1
 LABEL="[exit-cost]"
-passed=0 failed=0 skipped=0
-mkdir -p "$out"
-
-tap() {
-	if [ "$1" = 1 ]; then
-		passed=$((passed + 1)); echo "ok - $LABEL $2"
-	else
-		failed=$((failed + 1)); echo "not ok - $LABEL $2"
-	fi
-}
-
-finish() {
-	echo "$passed $failed $skipped" > "$out/counts"
-	[ "$failed" = 0 ]
-	exit
-}
+lane_start "$out" "$LABEL"
 
 k=$(SERIES=6.12 test_kernels | awk '$1 == "6.12"')
 read -r _ rel root <<< "$k"
 if [ -z "$rel" ]; then
-	tap 0 "kernel 6.12 fetched"
-	finish
+	lane_tap 0 "kernel 6.12 fetched"
+	lane_finish
 fi
 
 # Own build directories: the 6.12 lane builds BUILD/REL/module meanwhile.
@@ -55,15 +40,15 @@ if ! build_module "$rel" "$root" "$mod" ||
 	! build_module "$rel" "$root" "$drv" ||
 	! make -s -C "$TOP/tests/bench" O="$BUILD/exit-cost/bench" \
 		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
-	tap 0 "module, probe driver and probe_cost build for $rel"
-	finish
+	lane_tap 0 "module, probe driver and probe_cost build for $rel"
+	lane_finish
 fi
 
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
 	--tree "$BUILD/exit-cost/bench/gate"; then
-	tap 0 "initramfs for $rel"
-	finish
+	lane_tap 0 "initramfs for $rel"
+	lane_finish
 fi
 
 step "$LABEL booting $rel under -icount: instructions per exit"
@@ -74,12 +59,11 @@ GUEST_ICOUNT=1 GUEST_CPU=max,+invtsc,x-force-features=on GUEST_MEM=2048 \
 
 # The gate's cases, and the rig's: finished, kernel log clean, no taint.
 "$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL"
-read -r p f s < "$out/tests/counts" || { p=0; f=1; s=0; }
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+lane_judged "$out/tests/counts"
 # The clock the counted probes used: the TSC, as on a host.
 if grep -aq "kvm_statsfd: clock: tsc" "$out/tests/results.txt"; then
-	tap 1 "the module counted with its TSC clock"
+	lane_tap 1 "the module counted with its TSC clock"
 else
-	tap 0 "the module counted with its TSC clock (its kernel log: $out/tests/results.txt)"
+	lane_tap 0 "the module counted with its TSC clock (its kernel log: $out/tests/results.txt)"
 fi
-finish
+lane_finish
