@@ -256,7 +256,9 @@ ok $((r != 0)) "scrape with no VM succeeds" "wget $r"
 [ "$(val "$T/m0" kvm_exporter_vms)" = 0 ]
 ok $? "no VM: kvm_exporter_vms 0" "$(grep -v '^#' "$T/m0" | head -n 5)"
 
-start_vm "$T/vm.log" -name guest=exptest -t 60; ok $? "demo-vm with 2 vCPUs started"
+# The test stops this VM itself; -t is only a backstop (the debug kernel
+# under TCG took over 60 s to get from here to the stopped-VM checks).
+start_vm "$T/vm.log" -name guest=exptest -t 600; ok $? "demo-vm with 2 vCPUs started"
 sleep 1
 # On PREEMPT_RT the module counts a vCPU only from its first stats fd
 # (Documentation/design.rst): let one scrape open them, then run on.
