@@ -14,7 +14,7 @@
 #   make kselftest       run the selftests here, on a real KVM host, as root
 #   make lint            checkpatch --strict, W=1 and sparse against the test kernels
 #   make bench           benchmarks (guest and host), results in build/bench/results.txt
-#   make stress          the race and hostile-input tests, longer, on every kernel
+#   make stress          the race, hostile-input and scale tests, bigger, on every kernel
 #   make unit            host-only unit tests of the reader library
 #   make clean
 #
