@@ -94,11 +94,8 @@ static __always_inline u64 ks_now(unsigned long set)
 
 static __always_inline u64 ks_ns(unsigned long set, u64 now, u64 then)
 {
-	s64 delta = now - then;
-
-	if (!(set & KS_SET_TSC))
-		return ks_clock_ns(now, then);
-	return likely(delta >= 0) ? ks_tsc_to_ns(delta) : 0;
+	return set & KS_SET_TSC ? ks_tsc_clock_ns(now, then) :
+				  ks_clock_ns(now, then);
 }
 
 /* Something reads the clock on the exit path. */

@@ -204,16 +204,10 @@ static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 			 * A VM with one vCPU state: its sums and peaks are
 			 * that vCPU's words, copied as a vCPU file's are.
 			 */
-			n = min_t(size_t, len / sizeof(u64), vcpu_end - w);
-			if (!user_access_begin(ubuf, n * sizeof(u64)))
+			n = min_t(size_t, len / sizeof(u64), vcpu_end - w) *
+			    sizeof(u64);
+			if (ks_copy_out(ubuf, sole->c + (w - native_words), 0, n))
 				return -EFAULT;
-			if (!ks_put_run((u64 __user *)ubuf,
-					sole->c + (w - native_words), n)) {
-				user_access_end();
-				return -EFAULT;
-			}
-			user_access_end();
-			n *= sizeof(u64);
 		} else {
 			/* Part of a word, or a VM's aggregates: via the stack. */
 			n = min_t(size_t, len, skip || len < sizeof(u64) ?

@@ -56,9 +56,15 @@ static __always_inline u64 ks_clock_ns(u64 now, u64 then)
 
 	if (unlikely(delta < 0))
 		return 0;
-	if (static_branch_likely(&ks_clock_tsc))
-		return ks_tsc_to_ns(delta);
-	return delta;
+	return static_branch_likely(&ks_clock_tsc) ? ks_tsc_to_ns(delta) : delta;
+}
+
+/* ks_clock_ns() where the caller knows the TSC is the clock. */
+static __always_inline u64 ks_tsc_clock_ns(u64 now, u64 then)
+{
+	s64 delta = now - then;
+
+	return likely(delta >= 0) ? ks_tsc_to_ns(delta) : 0;
 }
 
 /* Pick the clock; says which in the kernel log. */
