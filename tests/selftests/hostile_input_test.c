@@ -156,14 +156,6 @@ static void check_range(struct tally *t, int fd, const unsigned char *full,
 			 want);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
 /* The points where the file's blocks, descriptors and stats begin. */
 static void boundaries(struct __test_metadata *_metadata, int fd,
 		      size_t *blk, int *nblk, size_t *pt, int *npt, size_t cap)
@@ -242,7 +234,7 @@ static void sweep(struct __test_metadata *_metadata, int fd,
 
 	/* Random ranges, some past the end. */
 	for (i = 0; i < 20000; i++) {
-		uint64_t r = rnd(&rs);
+		uint64_t r = ks_rnd(&rs);
 
 		check_range(&t, fd, full, size, r % (size + 16),
 			    (r >> 24) % 3 ? (r >> 32) % 128 : (r >> 32) % (size + 16));
@@ -595,7 +587,7 @@ TEST_F(hostile, get_stats_fd_ignores_arg)
 		ASSERT_LT(0, wl);
 		for (a = 0; a < sizeof(args) / sizeof(args[0]) + 32; a++) {
 			unsigned long arg = a < sizeof(args) / sizeof(args[0]) ?
-					    args[a] : rnd(&rs);
+					    args[a] : ks_rnd(&rs);
 
 			fd = ioctl(src, KVM_GET_STATS_FD, arg);
 			ASSERT_LE(0, fd) TH_LOG("%s: KVM_GET_STATS_FD(%#lx): %s",
@@ -610,7 +602,7 @@ TEST_F(hostile, get_stats_fd_ignores_arg)
 		 * register is dropped by the syscall, so it is still ours.
 		 */
 		fd = syscall(SYS_ioctl, src, 0xdeadbeef00000000ul | KVM_GET_STATS_FD,
-			     rnd(&rs));
+			     ks_rnd(&rs));
 		ASSERT_LE(0, fd) TH_LOG("%s: %s", kind[i], strerror(errno));
 		gl = fixed_part(fd, got, sizeof(got));
 		EXPECT_EQ(wl, gl);
@@ -746,10 +738,10 @@ TEST_F(hostile, stats_fd_file_ops)
 		}
 		/* Every KVM command number, with any direction and size. */
 		for (j = 0; j < 512; j++) {
-			unsigned long cmd = _IOC(rnd(&rs) % 4, KVMIO, j % 256,
-						 rnd(&rs) % 512);
+			unsigned long cmd = _IOC(ks_rnd(&rs) % 4, KVMIO, j % 256,
+						 ks_rnd(&rs) % 512);
 
-			EXPECT_EQ(-1, ioctl(fd, cmd, rnd(&rs)));
+			EXPECT_EQ(-1, ioctl(fd, cmd, ks_rnd(&rs)));
 			EXPECT_EQ(ENOTTY, errno) TH_LOG("%s: ioctl %#lx: %s", kind[i],
 							cmd, strerror(errno));
 		}

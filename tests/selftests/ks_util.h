@@ -181,4 +181,13 @@ int ks_recv_fds(int sock, int *fds, int n);
  */
 int ks_data_block_check(int fd, char *why, size_t why_len);
 
+/* Open fds of this process (/proc/self/fd), or -errno. */
+int ks_count_fds(void);
+/* CLOCK_MONOTONIC in seconds; sleep @us microseconds. */
+double ks_now_s(void);
+void ks_sleep_us(long us);
+/* A fast pseudo-random stream: ks_rnd(&state), state from ks_rnd_seed(). */
+uint64_t ks_rnd(uint64_t *s);
+uint64_t ks_rnd_seed(int salt);
+
 #endif /* KS_UTIL_H */

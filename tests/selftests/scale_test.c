@@ -54,7 +54,6 @@
  * fails the run on any kernel WARN, BUG, lockdep or KASAN report.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -97,53 +96,6 @@ static int env_int(const char *name, int def)
 	const char *s = getenv(name);
 
 	return s && *s ? atoi(s) : def;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t rnd_seed(int salt)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
-		(salt * 0x9e3779b97f4a7c15ull)) | 1;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* MemAvailable of /proc/meminfo, in KiB, or -1. */
@@ -478,9 +430,9 @@ FIXTURE_SETUP(scale)
 	ASSERT_LE(0, self->base[0]);
 	ASSERT_LE(0, self->base[1]);
 	ASSERT_LE(0, self->base[2]);
-	self->base_fds = count_fds();
+	self->base_fds = ks_count_fds();
 	ASSERT_LT(0, self->base_fds);
-	self->deadline = now_s() + STRESS_SEC * self->scale;
+	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
 
@@ -505,7 +457,7 @@ FIXTURE_TEARDOWN(scale)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(scale) *self)
 {
-	EXPECT_EQ(self->base_fds, count_fds()) TH_LOG("fds left open");
+	EXPECT_EQ(self->base_fds, ks_count_fds()) TH_LOG("fds left open");
 	EXPECT_EQ(self->base[2], ks_objects_read("files"));
 	EXPECT_EQ(self->base[0], ks_objects_wait_le("vms", self->base[0],
 						    FREE_WAIT_MS));
@@ -539,7 +491,7 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 	mem0 = mem_available_kb();
 
 	/* N VMs, each with its two stats fds before its vCPU runs. */
-	t0 = now_s();
+	t0 = ks_now_s();
 	for (i = 0; i < n; i++) {
 		unsigned int counts[] = { 1 + i % 7 };
 		unsigned char code[64];
@@ -562,11 +514,11 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 			break;
 		}
 	}
-	t_create = now_s() - t0;
+	t_create = ks_now_s() - t0;
 	ASSERT_EQ(n, made);
 	ASSERT_LE(0, v[n - 1].vcpu_sfd);
 
-	t0 = now_s();
+	t0 = ks_now_s();
 	for (i = 0; i < n; i++) {
 		int a = ks_vcpu_run(&v[i].vm.vcpu[0]);
 		int b = ks_vcpu_run(&v[i].vm.vcpu[0]);
@@ -574,7 +526,7 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 		if ((a != KVM_EXIT_IO || b != KVM_EXIT_HLT) && !bad++)
 			TH_LOG("VM %d: KVM_RUN gave %d then %d", i, a, b);
 	}
-	t_run = now_s() - t0;
+	t_run = ks_now_s() - t0;
 	EXPECT_EQ(0, bad);
 	mem1 = mem_available_kb();
 
@@ -583,7 +535,7 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 	EXPECT_EQ(self->base[1] + n, ks_objects_read("vcpus"));
 	EXPECT_EQ(self->base[2] + 2 * n, ks_objects_read("files"));
 
-	t0 = now_s();
+	t0 = ks_now_s();
 	ASSERT_EQ(0, layout_open(&vml, v[0].vm_sfd)) TH_LOG("%s", vml.s.err);
 	ASSERT_EQ(0, layout_open(&vcl, v[0].vcpu_sfd)) TH_LOG("%s", vcl.s.err);
 	vmd = malloc(vml.s.data_size);
@@ -619,14 +571,14 @@ bad:
 		if (!bad++)
 			TH_LOG("VM %d of %d: %s", i, n, why);
 	}
-	t_read = now_s() - t0;
+	t_read = ks_now_s() - t0;
 	EXPECT_EQ(0, bad) TH_LOG("%d of %d VMs read wrong", bad, n);
 
 	/* Destroyed, every VM's stats fds read what they read before. */
-	t0 = now_s();
+	t0 = ks_now_s();
 	for (i = 0; i < n; i++)
 		ks_vm_destroy(&v[i].vm);
-	t_destroy = now_s() - t0;
+	t_destroy = ks_now_s() - t0;
 	for (i = 0, bad = 0; i < n; i += 1 + n / 64) {
 		if (read_file(&vcl, v[i].vcpu_sfd, id, sizeof(id), again, why,
 			      sizeof(why)) ||
@@ -686,7 +638,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 	ASSERT_NE(NULL, vcd);
 	mem0 = mem_available_kb();
 
-	t0 = now_s();
+	t0 = ks_now_s();
 	vm_sfd = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, vm_sfd);
 	for (i = 0; i < n; i++) {
@@ -703,7 +655,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 			break;
 		}
 	}
-	t_create = now_s() - t0;
+	t_create = ks_now_s() - t0;
 	ASSERT_EQ(n, made);
 	ASSERT_LE(0, vc[n - 1].sfd);
 	/* KVM's limit is what it said: one more vCPU is refused. */
@@ -716,7 +668,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 			close(extra.fd);
 	}
 
-	t0 = now_s();
+	t0 = ks_now_s();
 	for (i = 0; i < n; i++) {
 		int a = big_vcpu_run(&vc[i]);
 		int b = big_vcpu_run(&vc[i]);
@@ -724,7 +676,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 		if ((a != KVM_EXIT_IO || b != KVM_EXIT_HLT) && !bad++)
 			TH_LOG("vCPU %d: KVM_RUN gave %d then %d", i, a, b);
 	}
-	t_run = now_s() - t0;
+	t_run = ks_now_s() - t0;
 	EXPECT_EQ(0, bad);
 	mem1 = mem_available_kb();
 	EXPECT_EQ(self->base[0] + 1, ks_objects_read("vms"));
@@ -732,7 +684,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 	EXPECT_EQ(self->base[2] + n + 1, ks_objects_read("files"));
 
 	/* Every vCPU exact, then the VM file the sum of all of them. */
-	t0 = now_s();
+	t0 = ks_now_s();
 	ASSERT_EQ(0, layout_open(&vcl, vc[0].sfd)) TH_LOG("%s", vcl.s.err);
 	ASSERT_EQ(0, layout_open(&vml, vm_sfd)) TH_LOG("%s", vml.s.err);
 	for (i = 0, bad = 0; i < n; i++) {
@@ -760,7 +712,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 	EXPECT_STREQ(want, id);
 	EXPECT_EQ(0, check_vm_sums(&vml, vmd, &vcl, vcd, n, why, sizeof(why)))
 		TH_LOG("%s", why);
-	t_read = now_s() - t0;
+	t_read = ks_now_s() - t0;
 
 	TH_LOG("one VM of %d vCPUs (KVM_CAP_MAX_VCPUS %d), a stats fd each: created in %.1f s, run in %.1f s, all read in %.1f s",
 	       n, max, t_create, t_run, t_read);
@@ -805,7 +757,7 @@ static void *rr_creator_fn(void *arg)
 {
 	struct rr_creator *c = arg;
 	unsigned int counts[] = { RR_CPUID };
-	uint64_t rs = rnd_seed(c->idx + 300), h[256];
+	uint64_t rs = ks_rnd_seed(c->idx + 300), h[256];
 	unsigned char code[64];
 	size_t len = ks_code_cpuid_segments(code, sizeof(code), counts, 1);
 	struct ks_vm vm;
@@ -815,15 +767,15 @@ static void *rr_creator_fn(void *arg)
 		ret = ks_vm_create(&vm, code, len, RR_VCPUS);
 		if (ret) {
 			err_add(c->err, "ks_vm_create: %s", strerror(-ret));
-			sleep_us(10000);
+			ks_sleep_us(10000);
 			continue;
 		}
 		c->vms++;
 		/* Half the time a stats fd before the vCPUs run. */
 		sfd = -1;
 		ours = 0;
-		is_vm = rnd(&rs) % 4 == 0;
-		if (rnd(&rs) % 2) {
+		is_vm = ks_rnd(&rs) % 4 == 0;
+		if (ks_rnd(&rs) % 2) {
 			sfd = ioctl(is_vm ? vm.fd : vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 			if (sfd < 0 && !c->native_cap &&
 			    errno == (is_vm ? ENOTTY : EINVAL)) {
@@ -877,20 +829,20 @@ static void *rr_creator_fn(void *arg)
 		 * stats fd is then the last to hold the VM, and its release
 		 * destroys it), in a random order of vCPU and VM fds.
 		 */
-		if (sfd >= 0 && rnd(&rs) % 2) {
+		if (sfd >= 0 && ks_rnd(&rs) % 2) {
 			close(sfd);
 			sfd = -1;
 		}
-		if (rnd(&rs) % 2) {
+		if (ks_rnd(&rs) % 2) {
 			ks_vm_destroy(&vm);
 		} else {
 			close(vm.fd);
 			vm.fd = -1;
-			sleep_us(rnd(&rs) % 1000);
+			ks_sleep_us(ks_rnd(&rs) % 1000);
 			ks_vm_destroy(&vm);
 		}
 		if (sfd >= 0) {
-			sleep_us(rnd(&rs) % 2000);
+			ks_sleep_us(ks_rnd(&rs) % 2000);
 			close(sfd);
 		}
 	}
@@ -907,7 +859,7 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 	unsigned int counts[] = { RR_CPUID };
 	unsigned char code[64];
 	size_t len = ks_code_cpuid_segments(code, sizeof(code), counts, 1);
-	uint64_t rs = rnd_seed(5), h[256];
+	uint64_t rs = ks_rnd_seed(5), h[256];
 	double t, t_unload = 0, t_load = 0;
 	atomic_long exact_all = 0;
 	atomic_int stop = 0;
@@ -928,14 +880,14 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 	 * Until the deadline, and at least until one cycle went through and
 	 * one VM ran with the module's stats fd (slow emulators: Bochs).
 	 */
-	while (cycles < 1 || !exact_all || now_s() < self->deadline) {
-		if (now_s() > self->deadline + 120)
+	while (cycles < 1 || !exact_all || ks_now_s() < self->deadline) {
+		if (ks_now_s() > self->deadline + 120)
 			break;	/* never got there in two minutes past the deadline */
-		t = now_s();
+		t = ks_now_s();
 		ret = ks_module_unload();
 		if (ret == -EBUSY || ret == -EAGAIN || ret == -EWOULDBLOCK) {
 			refused++;
-			sleep_us(rnd(&rs) % 3000);
+			ks_sleep_us(ks_rnd(&rs) % 3000);
 			continue;
 		}
 		if (ret) {
@@ -944,12 +896,12 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 			if (ks_module_loaded())
 				continue;
 		}
-		t_unload += now_s() - t;
+		t_unload += ks_now_s() - t;
 		/* Out for a moment: VMs are created and destroyed without it. */
-		sleep_us(rnd(&rs) % 5000);
-		t = now_s();
+		ks_sleep_us(ks_rnd(&rs) % 5000);
+		t = ks_now_s();
 		ret = ks_module_load("");
-		t_load += now_s() - t;
+		t_load += ks_now_s() - t;
 		if (ret) {
 			if (!bad_insmod++)
 				TH_LOG("insmod: %s", strerror(-ret));
@@ -958,7 +910,7 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 		}
 		cycles++;
 		/* In for a while: creators take its stats fds, which pin it. */
-		sleep_us(rnd(&rs) % 200000);
+		ks_sleep_us(ks_rnd(&rs) % 200000);
 	}
 	stop = 1;
 	for (i = 0; i < RR_CREATORS; i++) {
@@ -1070,7 +1022,7 @@ static void *hp_reader_fn(void *arg)
 			last[i] = sum;
 			r->reads++;
 		}
-		sleep_us(2000);
+		ks_sleep_us(2000);
 	}
 	return NULL;
 }
@@ -1187,8 +1139,8 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 	memcpy(rd.fds, fds, sizeof(fds));
 	ASSERT_EQ(0, pthread_create(&rd.t, NULL, hp_reader_fn, &rd));
 
-	while (rounds < min_rounds || now_s() < self->deadline) {
-		if (now_s() > self->deadline + 120 && rounds)
+	while (rounds < min_rounds || ks_now_s() < self->deadline) {
+		if (ks_now_s() > self->deadline + 120 && rounds)
 			break;
 		/* X fills CPU 1's cache, and is destroyed while CPU 1 is out. */
 		if (short_vm_run(&x, &xs, 1, 3 + rounds % 5, why, sizeof(why))) {
@@ -1197,9 +1149,9 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 		}
 		if (short_vm_check(xs, ec, 3 + rounds % 5, 1, why, sizeof(why)))
 			err_add(&err, "VM on CPU 1 before offline: %s", why);
-		t0 = now_s();
+		t0 = ks_now_s();
 		ret = cpu1_set(0);
-		t_off += now_s() - t0;
+		t_off += ks_now_s() - t0;
 		if (ret) {
 			err_add(&err, "CPU 1 offline: %s", strerror(-ret));
 			ks_vm_destroy(&x);
@@ -1217,10 +1169,10 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 			cpu1_set(1);
 			break;
 		}
-		sleep_us(10000 + rounds % 7 * 10000);
-		t0 = now_s();
+		ks_sleep_us(10000 + rounds % 7 * 10000);
+		t0 = ks_now_s();
 		ret = cpu1_set(1);
-		t_on += now_s() - t0;
+		t_on += ks_now_s() - t0;
 		if (ret) {
 			err_add(&err, "CPU 1 online: %s", strerror(-ret));
 			ks_vm_destroy(&y);

@@ -46,7 +46,6 @@
  * was opened before it ran.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -81,53 +80,6 @@ static int stress_scale(void)
 	int v = s ? atoi(s) : 1;
 
 	return v < 1 ? 1 : v > 100 ? 100 : v;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
-/* xorshift64*: one state per thread, no locks. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t rnd_seed(int salt)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (salt * 0x9e3779b97f4a7c15ull)) | 1;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* First error of a thread, reported by the main thread. */
@@ -218,7 +170,7 @@ static int random_reads(int fd, const struct fd_info *fi, uint64_t *rs,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t r = rnd(rs);
+		uint64_t r = ks_rnd(rs);
 		off_t off = r % (fi->size + 64);
 		size_t len = (r >> 20) % 4 ? (r >> 32) % 256 :
 			     (r >> 32) % (fi->size + 64);
@@ -274,9 +226,9 @@ FIXTURE_SETUP(stress)
 	ASSERT_LE(0, self->base[0]);
 	ASSERT_LE(0, self->base[1]);
 	ASSERT_LE(0, self->base[2]);
-	self->base_fds = count_fds();
+	self->base_fds = ks_count_fds();
 	ASSERT_LT(0, self->base_fds);
-	self->deadline = now_s() + STRESS_SEC * self->scale;
+	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
 
@@ -299,7 +251,7 @@ FIXTURE_TEARDOWN(stress)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(stress) *self)
 {
-	EXPECT_EQ(self->base_fds, count_fds()) TH_LOG("fds left open");
+	EXPECT_EQ(self->base_fds, ks_count_fds()) TH_LOG("fds left open");
 	EXPECT_EQ(self->base[2], objects("files"));
 	EXPECT_EQ(self->base[0], ks_objects_wait_le("vms", self->base[0],
 						    FREE_WAIT_MS));
@@ -362,7 +314,7 @@ static void *churn_creator(void *arg)
 	int round, i, j, ret;
 
 	for (round = 0; round < c->max_rounds && !c->stop &&
-	     now_s() < c->deadline; round++) {
+	     ks_now_s() < c->deadline; round++) {
 		for (i = 0; i < CHURN_PER; i++) {
 			struct churn_slot *s = &c->slot[ct->idx * CHURN_PER + i];
 
@@ -429,14 +381,14 @@ static void *churn_reader(void *arg)
 {
 	struct churn_thread *ct = arg;
 	struct churn *c = ct->c;
-	uint64_t rs = rnd_seed(ct->idx + 100);
+	uint64_t rs = ks_rnd_seed(ct->idx + 100);
 	int held[CHURN_HOLD], nheld = 0, i;
 	char why[256], want[64], id[64];
 	pid_t tid = 0;
 
 	while (!c->stop) {
-		struct churn_slot *s = &c->slot[rnd(&rs) % (CHURN_CREATORS * CHURN_PER)];
-		int which = rnd(&rs) % (CHURN_VCPUS + 1);	/* CHURN_VCPUS: the VM */
+		struct churn_slot *s = &c->slot[ks_rnd(&rs) % (CHURN_CREATORS * CHURN_PER)];
+		int which = ks_rnd(&rs) % (CHURN_VCPUS + 1);	/* CHURN_VCPUS: the VM */
 		struct fd_info fi;
 		int src = -1, sfd;
 
@@ -447,7 +399,7 @@ static void *churn_reader(void *arg)
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (src < 0) {
-			sleep_us(100);
+			ks_sleep_us(100);
 			continue;
 		}
 		/* The creator may destroy the VM now: our dup keeps it. */
@@ -459,7 +411,7 @@ static void *churn_reader(void *arg)
 		}
 		c->opens++;
 		/* Half the time the stats fd alone holds the VM from here. */
-		if (rnd(&rs) % 2) {
+		if (ks_rnd(&rs) % 2) {
 			close(src);
 			src = -1;
 		}
@@ -487,14 +439,14 @@ static void *churn_reader(void *arg)
 			close(src);
 		/* Keep a few stats fds past their VM's destruction. */
 		if (nheld == CHURN_HOLD) {
-			i = rnd(&rs) % CHURN_HOLD;
+			i = ks_rnd(&rs) % CHURN_HOLD;
 			close(held[i]);
 			held[i] = sfd;
 		} else {
 			held[nheld++] = sfd;
 		}
 		/* A held fd read again, maybe after its VM was destroyed. */
-		i = rnd(&rs) % nheld;
+		i = ks_rnd(&rs) % nheld;
 		if (!fd_info_get(held[i], &fi, why, sizeof(why))) {
 			if (random_reads(held[i], &fi, &rs, 4, why, sizeof(why)))
 				err_add(&c->err, "held fd: %s", why);
@@ -627,7 +579,7 @@ static void *mono_reader(void *arg)
 {
 	struct reader *r = arg;
 	struct mono_fd *m = calloc(r->nfds, sizeof(*m));
-	uint64_t rs = rnd_seed(r->idx);
+	uint64_t rs = ks_rnd_seed(r->idx);
 	char why[256];
 	int i;
 
@@ -648,10 +600,10 @@ static void *mono_reader(void *arg)
 		m[i].last = calloc(1, m[i].s.data_size);
 	}
 	while (!*r->stop) {
-		struct mono_fd *f = &m[rnd(&rs) % r->nfds];
+		struct mono_fd *f = &m[ks_rnd(&rs) % r->nfds];
 		unsigned int d, j;
 
-		if (rnd(&rs) % 4 == 0) {
+		if (ks_rnd(&rs) % 4 == 0) {
 			struct fd_info fi;
 
 			if (fd_info_get(f->fd, &fi, why, sizeof(why)) ||
@@ -742,8 +694,8 @@ TEST_F_TIMEOUT(stress, read_while_vcpus_run, TIMEOUT_S)
 	}
 
 	/* Half the time with the VM's fds open, then without them. */
-	while (now_s() < self->deadline - STRESS_SEC * self->scale / 2.0)
-		sleep_us(20000);
+	while (ks_now_s() < self->deadline - STRESS_SEC * self->scale / 2.0)
+		ks_sleep_us(20000);
 	for (i = 0; i < RUN_VCPUS; i++)
 		stop_runner(&run[i]);
 	for (i = 0; i < RUN_VCPUS; i++) {
@@ -758,8 +710,8 @@ TEST_F_TIMEOUT(stress, read_while_vcpus_run, TIMEOUT_S)
 	}
 	EXPECT_EQ(0, stat_sum(_metadata, fds[RUN_VCPUS], "in_guest", 1));
 	ks_vm_destroy(&vm);
-	while (now_s() < self->deadline)
-		sleep_us(20000);
+	while (ks_now_s() < self->deadline)
+		ks_sleep_us(20000);
 	stop = 1;
 	for (i = 0; i < RUN_READERS; i++) {
 		pthread_join(rd[i].t, NULL);
@@ -837,13 +789,13 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	double deadline = self->deadline;
 	unsigned char *a = malloc(MAX_FILE), *b = malloc(MAX_FILE);
-	uint64_t rs = rnd_seed(7);
+	uint64_t rs = ks_rnd_seed(7);
 	long reads = 0;
 
 	NEED_SETUP();
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
-	while (rounds < max_rounds && (rounds < 1 || now_s() < deadline)) {
+	while (rounds < max_rounds && (rounds < 1 || ks_now_s() < deadline)) {
 		int sv[2], fds[KILL_VCPUS + 2], status, i, extra;
 		struct reader rd[2];
 		atomic_int stop = 0;
@@ -873,14 +825,14 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 						 .err = &err };
 			ASSERT_EQ(0, pthread_create(&rd[i].t, NULL, mono_reader, &rd[i]));
 		}
-		sleep_us(20000 + rnd(&rs) % 200000);
+		ks_sleep_us(20000 + ks_rnd(&rs) % 200000);
 		/*
 		 * The vCPUs must have run first: on a slow kernel (the debug
 		 * one, under TCG) they were seen not to start within 20 ms.
 		 */
 		for (i = 0; i < 500 && !stat_sum(_metadata, fds[1],
 						 self->ec.stat, 256); i++)
-			sleep_us(20000);
+			ks_sleep_us(20000);
 		/* ...while the child dies in KVM_RUN... */
 		ASSERT_EQ(0, kill(pid, SIGKILL));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -888,9 +840,9 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 		/* ...and after; then the VM fd goes too. */
 		extra = ioctl(fds[0], KVM_GET_STATS_FD, 0);
 		EXPECT_LE(0, extra) TH_LOG("VM fd of a dead creator: %s", strerror(errno));
-		sleep_us(20000 + rnd(&rs) % 50000);
+		ks_sleep_us(20000 + ks_rnd(&rs) % 50000);
 		close(fds[0]);
-		sleep_us(20000);
+		ks_sleep_us(20000);
 		stop = 1;
 		for (i = 0; i < 2; i++) {
 			pthread_join(rd[i].t, NULL);
@@ -948,12 +900,12 @@ struct rm_reader {
 static void *rm_reader_fn(void *arg)
 {
 	struct rm_reader *r = arg;
-	uint64_t rs = rnd_seed(r->idx + 50);
+	uint64_t rs = ks_rnd_seed(r->idx + 50);
 	const int nsrc = RM_VMS * (RM_VCPUS + 1);
 	char why[256];
 
 	while (!*r->stop) {
-		int which = rnd(&rs) % nsrc;
+		int which = ks_rnd(&rs) % nsrc;
 		int sfd = ioctl(r->src[which], KVM_GET_STATS_FD, 0);
 		int is_vm = which % (RM_VCPUS + 1) == 0;
 		struct kvmstats s;
@@ -964,7 +916,7 @@ static void *rm_reader_fn(void *arg)
 		    errno == (is_vm ? ENOTTY : EINVAL)) {
 			/* KVM's own answer while the module is out. */
 			r->native++;
-			sleep_us(rnd(&rs) % 5000);
+			ks_sleep_us(ks_rnd(&rs) % 5000);
 			continue;
 		}
 		if (sfd < 0) {
@@ -984,15 +936,15 @@ static void *rm_reader_fn(void *arg)
 			kvmstats_close(&s);
 		}
 		/* Hold it a while, reading. */
-		for (k = rnd(&rs) % 4; k >= 0; k--) {
+		for (k = ks_rnd(&rs) % 4; k >= 0; k--) {
 			if (fd_info_get(sfd, &fi, why, sizeof(why)) ||
 			    random_reads(sfd, &fi, &rs, 4, why, sizeof(why)))
 				err_add(r->err, "%s", why);
 			free(fi.fixed);
-			sleep_us(rnd(&rs) % 3000);
+			ks_sleep_us(ks_rnd(&rs) % 3000);
 		}
 		close(sfd);
-		sleep_us(rnd(&rs) % 5000);
+		ks_sleep_us(ks_rnd(&rs) % 5000);
 	}
 	return NULL;
 }
@@ -1003,7 +955,7 @@ TEST_F_TIMEOUT(stress, rmmod_insmod_loop, TIMEOUT_S)
 	struct runner run[RM_VMS * RM_VCPUS];
 	struct rm_reader rd[RM_READERS];
 	long cycles = 0, refused = 0, tries = 0, max_tries = 400 * self->scale;
-	uint64_t rs = rnd_seed(3);
+	uint64_t rs = ks_rnd_seed(3);
 	unsigned char code[32];
 	struct ks_vm vm[RM_VMS];
 	atomic_int stop = 0;
@@ -1036,15 +988,15 @@ TEST_F_TIMEOUT(stress, rmmod_insmod_loop, TIMEOUT_S)
 		ASSERT_EQ(0, pthread_create(&rd[i].t, NULL, rm_reader_fn, &rd[i]));
 	}
 
-	while (tries < max_tries && (cycles < 1 || now_s() < self->deadline)) {
-		if (tries >= 20 * self->scale && now_s() > self->deadline + 30)
+	while (tries < max_tries && (cycles < 1 || ks_now_s() < self->deadline)) {
+		if (tries >= 20 * self->scale && ks_now_s() > self->deadline + 30)
 			break;	/* never unloaded in 30 s past the deadline */
 		tries++;
-		t = now_s();
+		t = ks_now_s();
 		ret = ks_module_unload();
 		if (ret == -EBUSY || ret == -EAGAIN || ret == -EWOULDBLOCK) {
 			refused++;
-			sleep_us(rnd(&rs) % 2000);
+			ks_sleep_us(ks_rnd(&rs) % 2000);
 			continue;
 		}
 		if (ret) {
@@ -1054,12 +1006,12 @@ TEST_F_TIMEOUT(stress, rmmod_insmod_loop, TIMEOUT_S)
 				goto load;
 			continue;
 		}
-		t_unload += now_s() - t;
-		sleep_us(rnd(&rs) % 5000);
+		t_unload += ks_now_s() - t;
+		ks_sleep_us(ks_rnd(&rs) % 5000);
 load:
-		t = now_s();
+		t = ks_now_s();
 		ret = ks_module_load("");
-		t_load += now_s() - t;
+		t_load += ks_now_s() - t;
 		if (ret) {
 			if (!bad_insmod++)
 				TH_LOG("insmod: %s", strerror(-ret));
@@ -1067,17 +1019,17 @@ load:
 				break;
 		}
 		cycles++;
-		sleep_us(rnd(&rs) % 3000);
+		ks_sleep_us(ks_rnd(&rs) % 3000);
 	}
 	/* KVM_RUN still works after all that: each vCPU returns again. */
 	for (i = 0; i < RM_VMS * RM_VCPUS; i++)
 		before[i] = run[i].runs;
-	sleep_us(200000);
+	ks_sleep_us(200000);
 	for (i = 0; i < RM_VMS * RM_VCPUS; i++) {
 		long waited = 0;
 
 		while (run[i].runs == before[i] && !run[i].err && waited < 5000000) {
-			sleep_us(10000);
+			ks_sleep_us(10000);
 			waited += 10000;
 		}
 		EXPECT_LT(before[i], run[i].runs) TH_LOG("vCPU %d stopped returning", i);
@@ -1131,12 +1083,12 @@ static void *storm_fn(void *arg)
 {
 	struct storm *s = arg;
 	unsigned char buf[MAX_FILE];
-	uint64_t rs = rnd_seed(s->idx + 200);
+	uint64_t rs = ks_rnd_seed(s->idx + 200);
 	int i;
 
 	pthread_barrier_wait(s->barrier);
 	for (i = 0; i < s->iters; i++) {
-		int vm = rnd(&rs) % 4 == 0;
+		int vm = ks_rnd(&rs) % 4 == 0;
 		int fd = ioctl(vm ? s->vm_fd : s->vcpu_fd, KVM_GET_STATS_FD, 0);
 		size_t len = vm ? s->fixed_vm_len : s->fixed_vcpu_len;
 
@@ -1149,7 +1101,7 @@ static void *storm_fn(void *arg)
 		    memcmp(buf, vm ? s->fixed_vm : s->fixed_vcpu, len))
 			err_add(s->err, "a %s stats fd reads another fixed part",
 				vm ? "VM" : "vCPU");
-		if (s->nkept < 8 && rnd(&rs) % 8 == 0)
+		if (s->nkept < 8 && ks_rnd(&rs) % 8 == 0)
 			s->kept[s->nkept++] = fd;
 		else
 			close(fd);
@@ -1175,7 +1127,7 @@ TEST_F_TIMEOUT(stress, get_stats_fd_storm, TIMEOUT_S)
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	/* The vCPU runs before anyone asks: on non-RT its exits race the fds. */
 	ASSERT_EQ(0, start_runner(&run, &vm.vcpu[0]));
-	sleep_us(20000);
+	ks_sleep_us(20000);
 
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, fd);
@@ -1186,7 +1138,7 @@ TEST_F_TIMEOUT(stress, get_stats_fd_storm, TIMEOUT_S)
 	ASSERT_EQ(0, fd_info_get(fd, &vm_fi, why, sizeof(why))) TH_LOG("%s", why);
 	close(fd);
 
-	while (rounds < 10 * self->scale && (rounds < 1 || now_s() < self->deadline)) {
+	while (rounds < 10 * self->scale && (rounds < 1 || ks_now_s() < self->deadline)) {
 		ASSERT_EQ(0, pthread_barrier_init(&barrier, NULL, STORM_THREADS));
 		for (i = 0; i < STORM_THREADS; i++) {
 			st[i] = (struct storm){
