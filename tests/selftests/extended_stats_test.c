@@ -237,6 +237,44 @@ TEST_F(ext, known_work_exact_counts)
 }
 
 /*
+ * A VM file alone: taken before any vCPU ran, with no vCPU stats fd, it
+ * counts every vCPU's exits from the first one.  (On PREEMPT_RT the exit
+ * path never allocates, so opening the VM file must set up its vCPUs.)
+ */
+TEST_F(ext, vm_file_alone_counts_every_vcpu)
+{
+	struct ks_vm vm2;
+	struct kvmstats vm;
+	int i, r, outs = 0;
+
+	r = ks_vm_create(&vm2, code, sizeof(code), 2);
+	ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
+	ASSERT_EQ(0, kvmstats_open_from(&vm, vm2.fd)) TH_LOG("%s", vm.err);
+	for (i = 0; i < 2; i++) {
+		struct ks_vcpu *v = &vm2.vcpu[i];
+
+		do {
+			r = ks_vcpu_run(v);
+			ASSERT_LE(0, r) TH_LOG("KVM_RUN: %s", strerror(-r));
+			outs += r == KVM_EXIT_IO &&
+				v->run->io.direction == KVM_EXIT_IO_OUT;
+		} while (r == KVM_EXIT_IO || r == KVM_EXIT_MMIO);
+		ASSERT_EQ(KVM_EXIT_HLT, r);
+	}
+	ASSERT_EQ(2 * N_OUT, outs);
+	ASSERT_EQ(0, kvmstats_refresh(&vm));
+	EXPECT_EQ(2, val(_metadata, &vm, "vcpus", 0));
+	EXPECT_EQ(2 * N_OUT, val(_metadata, &vm, "io_out_exits", 0));
+	EXPECT_EQ(2 * K_IN, val(_metadata, &vm, "io_in_exits", 0));
+	EXPECT_EQ(2 * M_MSR, val(_metadata, &vm, "msr_read_exits", 0));
+	EXPECT_EQ(2, val(_metadata, &vm, "mmio_writes", 0));
+	EXPECT_EQ(2, val(_metadata, &vm, "userspace_exits", KVM_EXIT_HLT));
+	EXPECT_EQ(2, total(_metadata, &vm, "exit_latency_hlt_hist"));
+	kvmstats_close(&vm);
+	ks_vm_destroy(&vm2);
+}
+
+/*
  * Known work by exit reason.  The guest first touches its code page and
  * the MMIO page (first-touch faults, not counted) and stops at port 0x20;
  * from there on every exit is known: C CPUIDs, N port writes, K port reads,
