@@ -194,6 +194,9 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 		kv = old;
 		goto found;
 	}
+	cmpxchg(&vm->first, NULL, kv);
+	/* After first: ks_vm_sole_vcpu() reads them in the other order. */
+	atomic_inc_return_release(&vm->nr_vcpus);
 	atomic_long_inc(&ks_nr_vcpus);
 	return kv;
 
@@ -299,15 +302,18 @@ u64 ks_vm_nr_vcpus(struct ks_vm *vm)
 	return atomic_read(&vm->kvm->online_vcpus);
 }
 
-struct ks_vcpu *ks_vm_sole_vcpu(struct ks_vm *vm)
+int ks_vm_vcpus_get(struct ks_vm *vm, gfp_t gfp)
 {
-	unsigned long id = 0;
-	struct ks_vcpu *kv;
+	int i, n = atomic_read(&vm->kvm->online_vcpus);
+	struct kvm_vcpu *vcpu;
 
-	kv = xa_find(&vm->vcpus, &id, ULONG_MAX, XA_PRESENT);
-	if (!kv || xa_find_after(&vm->vcpus, &id, ULONG_MAX, XA_PRESENT))
-		return NULL;
-	return kv;
+	/* Online ones only (not kvm_for_each_vcpu(): 6.1 may see more). */
+	for (i = 0; i < n; i++) {
+		vcpu = kvm_get_vcpu(vm->kvm, i);
+		if (vcpu && !ks_vm_vcpu_get(vm, vcpu, gfp))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* @buf[i] += @src[i] for @n words, eight a round. */
@@ -345,11 +351,14 @@ void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 	u32 seen = 0;
 
 	memset(buf, 0, n * sizeof(*buf));
-	xa_for_each(&vm->vcpus, id, kv) {
-		ks_add_words(buf, kv->c + first, nv);
-		/* A VM may have thousands of vCPUs. */
-		if (!(++seen % 64))
-			cond_resched();
+	/* No walk for the VM-only words alone: they are not sums. */
+	if (nv) {
+		xa_for_each(&vm->vcpus, id, kv) {
+			ks_add_words(buf, kv->c + first, nv);
+			/* A VM may have thousands of vCPUs. */
+			if (!(++seen % 64))
+				cond_resched();
+		}
 	}
 	special = ks_own_special_words(&nr_special);
 	for (j = 0; j < nr_special; j++) {

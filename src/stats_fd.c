@@ -184,6 +184,12 @@ static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 	u64 buf[KS_BOUNCE_WORDS];
 	struct ks_vcpu *sole;
 
+	/*
+	 * vCPUs made since the VM file was opened: count them from now on
+	 * (on a failure, from a later read).
+	 */
+	if (!sf->kv && unlikely(ks_vm_vcpus_missing(sf->vm)))
+		ks_vm_vcpus_get(sf->vm, GFP_KERNEL_ACCOUNT);
 	while (len) {
 		u32 w = off / sizeof(u64), skip = off % sizeof(u64);
 		bool whole = !skip && len >= sizeof(u64);
@@ -422,7 +428,8 @@ int ks_stats_fd_create_vm(struct kvm *kvm)
 {
 	struct ks_vm *vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
 
-	if (!vm)
+	/* Its vCPUs count from now on, even where exits cannot allocate. */
+	if (!vm || ks_vm_vcpus_get(vm, GFP_KERNEL_ACCOUNT))
 		return -ENOMEM;
 	return ks_stats_fd_install(&ks_vm_stats_fops, vm, kvm,
 				   ks_kinds[KS_KIND_VM].anon_name);

@@ -146,6 +146,8 @@ struct ks_vm {
 	struct hlist_node node;		/* in ks_vm_table, RCU */
 	struct kvm *kvm;
 	struct xarray vcpus;		/* vcpu_id -> struct ks_vcpu */
+	atomic_t nr_vcpus;		/* states in vcpus */
+	struct ks_vcpu *first;		/* the first state made, then set */
 	struct rcu_work free_work;
 };
 
@@ -242,10 +244,29 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 			       gfp_t gfp);
 
 /*
- * The VM's only vCPU state, or NULL if it has none or several: then its
- * sums and peaks are that vCPU's own words.  Sleepable context.
+ * Create the state of every vCPU the VM has now, so that each is counted
+ * from its next exit even where the exit path cannot allocate
+ * (PREEMPT_RT).  0 or -ENOMEM.  Sleepable context with GFP_KERNEL.
  */
-struct ks_vcpu *ks_vm_sole_vcpu(struct ks_vm *vm);
+int ks_vm_vcpus_get(struct ks_vm *vm, gfp_t gfp);
+/* Some vCPU of the VM has no state yet (a cheap test for readers). */
+static inline bool ks_vm_vcpus_missing(struct ks_vm *vm)
+{
+	return atomic_read(&vm->nr_vcpus) <
+	       atomic_read(&vm->kvm->online_vcpus);
+}
+
+/*
+ * The VM's only vCPU state, or NULL if it has none or several: then its
+ * sums and peaks are that vCPU's own words.
+ */
+static inline struct ks_vcpu *ks_vm_sole_vcpu(struct ks_vm *vm)
+{
+	/* Ordered: the first state is set before the count says 1. */
+	return atomic_read_acquire(&vm->nr_vcpus) == 1 ? READ_ONCE(vm->first) :
+							 NULL;
+}
+
 /* Words [@first, @first + @n) of the VM file's own block. */
 void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf);
 /* Number of vCPUs the VM has. */
