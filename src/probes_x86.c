@@ -30,6 +30,8 @@
 #include <linux/sched.h>
 #include <linux/static_call.h>
 #include <linux/tracepoint.h>
+#include <asm/asm.h>
+#include <asm/hypervisor.h>
 #include <asm/processor.h>
 #include <asm/svm.h>
 #include <asm/vmx.h>
@@ -155,18 +157,59 @@ static __always_inline void ks_exit_handled(unsigned long set,
 	}
 }
 
-/* An I/O or MSR exit (@cls): count it by direction. */
+/*
+ * The VMX exit state straight from the VMCS, rather than through the
+ * vendor's get_exit_info(): one VMREAD for the reason (none where kvm_exit
+ * passes it), one more for the qualification of an I/O exit, where
+ * get_exit_info() reads the qualification and the interruption info
+ * through KVM's register cache on every exit.  Set at load where every
+ * VMCS KVM runs is a hardware one (ks_vmx_vmread_init()); per exit, only
+ * for a VM whose vCPUs KVM runs from a VMCS of its own (compat.h).
+ *
+ * kvm_exit fires in vmx_vcpu_run() right after the VM exit (5.10 to 7.x),
+ * interrupts off, and only when the exit came from the VMCS (not on a
+ * failed VMLAUNCH/VMRESUME, not for emulated invalid guest state): the
+ * VMCS just run, vmcs01 or a nested guest's vmcs02, is current, and its
+ * exit fields are the ones KVM read into vmx->exit_reason.
+ */
+static DEFINE_STATIC_KEY_FALSE(ks_vmx_vmread);
+
+static __always_inline bool ks_vmx_direct(struct kvm_vcpu *vcpu)
+{
+	return static_branch_likely(&ks_vmx_vmread) && ks_vmx_has_vmcs(vcpu);
+}
+
+/*
+ * VMREAD of @field from the current VMCS.  It cannot fault where the
+ * probes read (above); should it, the exception table skips it (#UD
+ * outside VMX operation) and 0 is read, as on VMfail with no current VMCS.
+ */
+static __always_inline unsigned long ks_vmread(unsigned long field)
+{
+	unsigned long value = 0;
+
+	asm volatile("1: vmread %[field], %[value]\n"
+		     "2:\n"
+		     _ASM_EXTABLE(1b, 2b)
+		     : [value] "+r" (value) : [field] "r" (field) : "cc");
+	return value;
+}
+
+/* An I/O or MSR exit (@cls, VMX exit @reason): count it by direction. */
 static __always_inline void ks_count_dir(unsigned long set,
-					 struct ks_vcpu *kv, u32 cls)
+					 struct ks_vcpu *kv, u32 cls,
+					 u32 reason, bool direct)
 {
 	u32 bit;
 
 	if (ks_is_svm(set))
 		bit = kv->x.info1 & 1;	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
-	else if (cls == KS_CLASS_IO)
-		bit = (kv->x.info1 >> 3) & 1;	/* the qualification's IN */
+	else if (cls != KS_CLASS_IO)
+		bit = !(reason & 1);	/* EXIT_REASON_MSR_WRITE, even */
+	else if (direct)	/* the qualification's IN */
+		bit = (ks_vmread(EXIT_QUALIFICATION) >> 3) & 1;
 	else
-		bit = !(kv->x.reason & 1);	/* EXIT_REASON_MSR_WRITE, even */
+		bit = (kv->x.info1 >> 3) & 1;
 	ks_inc(&kv->io->exits[2 * cls + bit]);
 }
 
@@ -178,7 +221,8 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 				    u32 tp_reason)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
-	u32 idx, cls;
+	bool direct = false;
+	u32 reason, idx, cls;
 
 	if (!ks_vcpu_cached(kv, vcpu)) {
 		kv = ks_vcpu_of_slow(vcpu);
@@ -203,17 +247,24 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	if (!ks_on(set, KS_GRP_EXIT_REASONS) && !ks_classify(set))
 		return;
 
-	/*
-	 * The tracepoint passes no reason: ask the vendor module, as the
-	 * tracepoint's own event does.
-	 */
-	ks_call_exit_info(static_call(ks_exit_info), vcpu, tp_reason,
-			  &kv->x.reason, &kv->x.info1, &kv->x.info2,
-			  &kv->x.intr_info, &kv->x.error_code);
+	if (!ks_is_svm(set) && ks_vmx_direct(vcpu)) {
+		direct = true;
+		reason = KS_KVM_EXIT_PASSES_REASON ? tp_reason :
+						     ks_vmread(VM_EXIT_REASON);
+	} else {
+		/*
+		 * The vendor module's answer, as the tracepoint's own event
+		 * has it (the tracepoint passes no reason since 5.16).
+		 */
+		ks_call_exit_info(static_call(ks_exit_info), vcpu, tp_reason,
+				  &kv->x.reason, &kv->x.info1, &kv->x.info2,
+				  &kv->x.intr_info, &kv->x.error_code);
+		reason = kv->x.reason;
+	}
 	if (ks_is_svm(set))
-		idx = ks_svm_exit_index(kv->x.reason);
+		idx = ks_svm_exit_index(reason);
 	else
-		idx = ks_vmx_exit_index(kv->x.reason);
+		idx = ks_vmx_exit_index(reason);
 	if (ks_on(set, KS_GRP_EXIT_REASONS))
 		ks_inc(&kv->reasons[idx]);
 	if (!ks_classify(set))
@@ -221,7 +272,7 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	cls = ks_class_of[idx];
 	kv->exit_class = cls;
 	if (ks_on(set, KS_GRP_IO_MSR) && cls <= KS_CLASS_MSR)
-		ks_count_dir(set, kv, cls);
+		ks_count_dir(set, kv, cls, reason, direct);
 }
 
 /*
@@ -356,6 +407,23 @@ static void ks_classes_init(bool svm)
 	}
 }
 
+/*
+ * VMREAD the exit state (ks_vmx_direct()) unless KVM may run its guests
+ * from enlightened VMCSs: on Hyper-V, kvm_intel can keep them in memory
+ * (its enlightened_vmcs parameter), where VMREAD does not read them.
+ */
+static void ks_vmx_vmread_init(void)
+{
+	if (ks_vendor_is_svm() || !boot_cpu_has(X86_FEATURE_VMX))
+		return;
+	if (x86_hyper_type == X86_HYPER_MS_HYPERV) {
+		pr_info("exit reasons: from KVM (Hyper-V: enlightened VMCS possible)\n");
+		return;
+	}
+	static_branch_enable(&ks_vmx_vmread);
+	pr_info("exit reasons: VMREAD\n");
+}
+
 /* The groups this load serves, as a mask of enum ks_group. */
 static unsigned long ks_load_set(void)
 {
@@ -400,6 +468,7 @@ int ks_probes_init(void)
 	if (ks_vendor_is_svm())
 		static_branch_enable(&ks_svm);
 	ks_classes_init(ks_vendor_is_svm());
+	ks_vmx_vmread_init();
 	static_call_update(ks_exit_info, ks_kvm.x86_ops->get_exit_info);
 
 	ks_probes[0].tp = ks_kvm.tp_exit;

@@ -20,6 +20,7 @@
  *				 only)
  *   KS_HAVE_VM_FLAGS_SET	 a VMA's vm_flags change only through
  *				 vm_flags_set()/vm_flags_clear() (6.3+)
+ *   KS_HAVE_TDX_VM		 x86 has TDX VMs, KVM_X86_TDX_VM (6.16+)
  */
 #ifndef _KVM_STATSFD_COMPAT_H
 #define _KVM_STATSFD_COMPAT_H
@@ -110,6 +111,7 @@ static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 #ifdef KS_HAVE_EXIT_INFO_REASON
 #define KS_KVM_EXIT_PROBE_ARGS	void *data, struct kvm_vcpu *vcpu, u32 isa
 #define KS_KVM_EXIT_TP_REASON	0
+#define KS_KVM_EXIT_PASSES_REASON false
 void ks_exit_info_proto(struct kvm_vcpu *vcpu, u32 *reason, u64 *info1,
 			u64 *info2, u32 *intr_info, u32 *error_code);
 #define ks_call_exit_info(fn, vcpu, tp_reason, reason, info1, info2, ii, ec) \
@@ -118,12 +120,28 @@ void ks_exit_info_proto(struct kvm_vcpu *vcpu, u32 *reason, u64 *info1,
 #define KS_KVM_EXIT_PROBE_ARGS	void *data, unsigned int tp_reason, \
 				struct kvm_vcpu *vcpu, u32 isa
 #define KS_KVM_EXIT_TP_REASON	tp_reason
+#define KS_KVM_EXIT_PASSES_REASON true
 void ks_exit_info_proto(struct kvm_vcpu *vcpu, u64 *info1, u64 *info2,
 			u32 *intr_info, u32 *error_code);
 #define ks_call_exit_info(fn, vcpu, tp_reason, reason, info1, info2, ii, ec) \
 	({ *(reason) = (tp_reason);					\
 	   fn((vcpu), (info1), (info2), (ii), (ec)); })
 #endif
+
+/*
+ * KVM runs @vcpu from a VMCS of its own, current when kvm_exit fires, so
+ * that the probes may VMREAD its exit state.  A TDX guest's is in the TDX
+ * module's VMCS, out of VMREAD's reach: its exits go through the vendor's
+ * get_exit_info().  Kernels built without KVM's TDX have no such guest.
+ */
+static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
+{
+#if defined(KS_HAVE_TDX_VM) && IS_ENABLED(CONFIG_KVM_INTEL_TDX)
+	return vcpu->kvm->arch.vm_type != KVM_X86_TDX_VM;
+#else
+	return true;
+#endif
+}
 
 /* ftrace callbacks: regs came straight as struct pt_regs before 5.11. */
 #ifdef KS_HAVE_FTRACE_REGS
