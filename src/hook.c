@@ -132,10 +132,16 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 	instruction_pointer_set(regs, handler);
 }
 
+/*
+ * Every vCPU ioctl, KVM_RUN included, passes this callback: no recursion
+ * guard around it (nor its preemption toggle).  It needs none: the only
+ * function it calls, try_module_get(), cannot reach the functions it
+ * traces, and it is fine in preemptible context.
+ */
 static struct ftrace_ops ks_ioctl_ops = {
 	.func = ks_ioctl_entry,
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
-		 FTRACE_OPS_FL_RECURSION,
+		 KS_FTRACE_OPS_FL_NO_GUARD,
 };
 
 static void notrace ks_destroy_entry(unsigned long ip, unsigned long parent_ip,

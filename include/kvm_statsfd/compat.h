@@ -13,7 +13,8 @@
  *				 passes the reason first
  *   KS_HAVE_FTRACE_REGS	 ftrace callbacks get struct ftrace_regs (5.11+)
  *   KS_HAVE_FTRACE_FL_RECURSION ftrace ops opt in to recursion protection
- *				 (5.11+); before, it was the default
+ *				 (5.11+); before, it was the default and
+ *				 ops opted out
  *   KS_HAVE_VM_DEAD		 struct kvm has vm_dead (5.15+)
  *   KS_HAVE_RUNNING_VCPU_EXPORT kvm_get_running_vcpu() is exported to any
  *				 module (7.x exports it to kvm-amd/kvm-intel
@@ -152,9 +153,16 @@ static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
 #define ks_ftrace_get_regs(f)	(f)
 #endif
 
-/* Before 5.11 recursion protection was on unless an ops opted out. */
-#ifndef KS_HAVE_FTRACE_FL_RECURSION
-#define FTRACE_OPS_FL_RECURSION	0
+/*
+ * Recursion protection: since 5.11 an ops asks for it; before, it was on
+ * unless the ops said it needed none.  KS_FTRACE_OPS_FL_NO_GUARD is how a
+ * callback that cannot recurse says so on each.
+ */
+#ifdef KS_HAVE_FTRACE_FL_RECURSION
+#define KS_FTRACE_OPS_FL_NO_GUARD	0
+#else
+#define FTRACE_OPS_FL_RECURSION		0
+#define KS_FTRACE_OPS_FL_NO_GUARD	FTRACE_OPS_FL_RECURSION_SAFE
 #endif
 
 /*

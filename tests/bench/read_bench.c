@@ -321,6 +321,23 @@ static double time_open(int vcpu_fd, int reps)
 	return (now_ns() - t0) / reps;
 }
 
+/*
+ * A vCPU ioctl that KVM answers at once (KVM_GET_MP_STATE): what the
+ * module's hook on KVM's vCPU ioctl handler adds to every vCPU ioctl,
+ * KVM_RUN included, is the difference with the module loaded.
+ */
+static double time_vcpu_ioctl(int vcpu_fd, int reps)
+{
+	struct kvm_mp_state mp;
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < reps; i++)
+		if (ioctl(vcpu_fd, KVM_GET_MP_STATE, &mp))
+			die("KVM_GET_MP_STATE", errno);
+	return (now_ns() - t0) / reps;
+}
+
 static void out(const char *key, int n, double v)
 {
 	if (n)
@@ -556,7 +573,7 @@ static int bench_vm(int n, int first)
 
 	/* Opening cost, last: native needs the module gone. */
 	if (first) {
-		double on[2 * RUNS], om[2 * RUNS];
+		double on[2 * RUNS], om[2 * RUNS], in[2 * RUNS], im[2 * RUNS];
 		int blk, i, k = 0;
 
 		ret = ks_module_unload_wait(10000);
@@ -566,12 +583,16 @@ static int bench_vm(int n, int first)
 			time_open(vm.vcpu[0], 20);
 			for (i = 0; i < RUNS; i++)
 				on[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
+			for (i = 0; i < RUNS; i++)
+				in[blk * RUNS + i] = time_vcpu_ioctl(vm.vcpu[0], 200);
 			ret = ks_module_load("");
 			if (ret)
 				die("loading kvm_statsfd", -ret);
 			time_open(vm.vcpu[0], 20);
 			for (i = 0; i < RUNS; i++)
 				om[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
+			for (i = 0; i < RUNS; i++)
+				im[blk * RUNS + i] = time_vcpu_ioctl(vm.vcpu[0], 200);
 			ret = ks_module_unload_wait(10000);
 			if (ret)
 				die("unloading kvm_statsfd", -ret);
@@ -581,6 +602,9 @@ static int bench_vm(int n, int first)
 		out("open_module", 0, median(om, k));
 		printf("@bench ratio_open_module/native %.3f\n",
 		       median(om, k) / median(on, k));
+		out("vcpu_ioctl_native", 0, median(in, k));
+		out("vcpu_ioctl_module", 0, median(im, k));
+		out("vcpu_ioctl_hook_cost", 0, median(im, k) - median(in, k));
 	} else {
 		ret = ks_module_unload_wait(10000);
 		if (ret)
