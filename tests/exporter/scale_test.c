@@ -70,7 +70,7 @@ static void make_stats(void)
 		snprintf(names[i], sizeof(names[i]), "native_%02u", i);
 		add(names[i], T(CUMULATIVE) | U(NONE), 0, 1, 0);
 	}
-	add("exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 181, 1);
+	add("exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 120, 1);
 	add("exit_latency_hist", T(LOG_HIST) | U(SECONDS), -9, 32, 0);
 	add("exit_latency_ns", T(CUMULATIVE) | U(SECONDS), -9, 1, 0);
 	add("exit_latency_max_ns", T(PEAK) | U(SECONDS), -9, 1, 0);
@@ -181,7 +181,7 @@ int main(void)
 	   DEFAULT_MS, ms);
 	ok(rss < DEFAULT_MAXRSS_MB, "peak memory %ld MB (budget %d MB)", rss,
 	   DEFAULT_MAXRSS_MB);
-	ok(res.samples == NR_VMS * (1 + NATIVE + 13 + 181 + 49) &&
+	ok(res.samples == NR_VMS * (1 + NATIVE + 13 + 120 + 49) &&
 	   !strstr(out, "kvm_vcpu_"),
 	   "default: VM-wide scalars, exit reasons and userspace exits only (%lu per VM)",
 	   res.samples / NR_VMS);

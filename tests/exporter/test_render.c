@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "identity.h"
+#include "kvm_statsfd/uapi.h"
 #include "image.h"
 #include "metrics.h"
 #include "tap.h"
@@ -33,25 +34,25 @@ static const struct img_stat vcpu_stats[] = {
 	/* 1 */ { "halt_wait_ns",         T(CUMULATIVE) | U(SECONDS), -9,   1,    8, 0 },
 	/* 2 */ { "halt_wait_hist",       T(LOG_HIST) | U(SECONDS),   -9,  32,   16, 0 },
 	/* 3 */ { "exit_latency_io_hist", T(LOG_HIST) | U(SECONDS),   -9,  32,  272, 0 },
-	/* 4 */ { "exit_reasons_svm",     T(LINEAR_HIST) | U(NONE),    0, 181,  528, 1 },
-	/* 5 */ { "blocking",             T(INSTANT) | U(BOOLEAN),     0,   1, 1976, 0 },
-	/* 6 */ { "max_mmu_rmap_size",    T(PEAK) | U(NONE),           0,   1, 1984, 0 },
-	/* 7 */ { "mem_kib",              T(INSTANT) | U(BYTES) | B(POW2), 10, 1, 1992, 0 },
-	/* 8 */ { "cycles",               T(CUMULATIVE) | U(CYCLES),   0,   1, 2000, 0 },
-	/* 9 */ { "userspace_exits",      T(LINEAR_HIST) | U(NONE),    0,   6, 2008, 1 },
-	/* 10 */ { "wide_hist",           T(LINEAR_HIST) | U(NONE),    0,   4, 2056, 4 },
-	/* 11 */ { "foo_ns",              T(CUMULATIVE) | U(SECONDS), -9,   1, 2088, 0 },
-	/* 12 */ { "foo_seconds",         T(CUMULATIVE) | U(SECONDS),  0,   1, 2096, 0 },
-	/* 13 */ { "lat_count",           T(INSTANT) | U(NONE),        0,   1, 2104, 0 },
-	/* 14 */ { "exit_latency_max_ns", T(PEAK) | U(SECONDS),       -9,   1, 2112, 0 },
-	/* 15 */ { "guest_ns",            T(CUMULATIVE) | U(SECONDS), -9,   1, 2120, 0 },
+	/* 4 */ { "exit_reasons_svm",     T(LINEAR_HIST) | U(NONE),    0, 120,  528, 1 },
+	/* 5 */ { "blocking",             T(INSTANT) | U(BOOLEAN),     0,   1, 1488, 0 },
+	/* 6 */ { "max_mmu_rmap_size",    T(PEAK) | U(NONE),           0,   1, 1496, 0 },
+	/* 7 */ { "mem_kib",              T(INSTANT) | U(BYTES) | B(POW2), 10, 1, 1504, 0 },
+	/* 8 */ { "cycles",               T(CUMULATIVE) | U(CYCLES),   0,   1, 1512, 0 },
+	/* 9 */ { "userspace_exits",      T(LINEAR_HIST) | U(NONE),    0,   6, 1520, 1 },
+	/* 10 */ { "wide_hist",           T(LINEAR_HIST) | U(NONE),    0,   4, 1568, 4 },
+	/* 11 */ { "foo_ns",              T(CUMULATIVE) | U(SECONDS), -9,   1, 1600, 0 },
+	/* 12 */ { "foo_seconds",         T(CUMULATIVE) | U(SECONDS),  0,   1, 1608, 0 },
+	/* 13 */ { "lat_count",           T(INSTANT) | U(NONE),        0,   1, 1616, 0 },
+	/* 14 */ { "exit_latency_max_ns", T(PEAK) | U(SECONDS),       -9,   1, 1624, 0 },
+	/* 15 */ { "guest_ns",            T(CUMULATIVE) | U(SECONDS), -9,   1, 1632, 0 },
 };
 #define NVCPU	(sizeof(vcpu_stats) / sizeof(vcpu_stats[0]))
 
 static const struct img_stat vm_stats[] = {
 	{ "remote_tlb_flush", T(CUMULATIVE) | U(NONE), 0,   1,  0, 0 },
 	{ "pages_4k",         T(INSTANT) | U(NONE),    0,   1,  8, 0 },
-	{ "exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 181, 16, 1 },
+	{ "exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 120, 16, 1 },
 };
 #define NVM	(sizeof(vm_stats) / sizeof(vm_stats[0]))
 
@@ -101,9 +102,9 @@ static void fill_vcpu0(struct img *im)
 	set_val(im, &st[3], 3, 5);
 	set_val(im, &st[3], 31, 7);
 	zero_stat(im, &st[4]);
-	set_val(im, &st[4], 0x7b, 1000);	/* io (SVM_EXIT_IOIO) */
-	set_val(im, &st[4], 0xb0, 3);	/* npf: SVM exit 0x400 is bucket 0xb0 */
-	set_val(im, &st[4], 180, 2);	/* other */
+	set_val(im, &st[4], kvm_statsfd_svm_index(0x7b), 1000);	/* io (SVM_EXIT_IOIO) */
+	set_val(im, &st[4], kvm_statsfd_svm_index(0x400), 3);	/* npf */
+	set_val(im, &st[4], 119, 2);	/* other */
 	set_val(im, &st[5], 0, 1);
 	set_val(im, &st[6], 0, 17);
 	set_val(im, &st[7], 0, 4);	/* 4 KiB */
@@ -128,7 +129,7 @@ static void fill_zero_reasons(struct img *im)
 static void fill_vm(struct img *im)
 {
 	zero_stat(im, &vm_stats[2]);
-	set_val(im, &vm_stats[2], 0x7b, 2000);
+	set_val(im, &vm_stats[2], kvm_statsfd_svm_index(0x7b), 2000);
 }
 
 static const struct prom_opts all_opts = { .groups = PROM_G_ALL, .vcpu = 1 };
@@ -446,8 +447,8 @@ static void test_render(void)
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"other\"} 2");
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"hlt\"} 0");
 	expect(out, "kvm_vcpu_exits_by_reason_total{vm=\"alice/g1\",vendor=\"svm\",vcpu=\"0\",reason=\"PF excp\"} 0");
-	ok(count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 3 * 181,
-	   "exit reasons: all 181 reasons of each of 3 vCPU files, zeros too (%d)",
+	ok(count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 3 * 120,
+	   "exit reasons: all 120 reasons of each of 3 vCPU files, zeros too (%d)",
 	   count_prefix(out, "kvm_vcpu_exits_by_reason_total{"));
 
 	/* histogram with an exact sum: halt_wait_hist + halt_wait_ns */
@@ -569,7 +570,7 @@ static void test_opts(void)
 	expect(out, "kvm_vm_exits_by_reason_total{vm=\"a\",vendor=\"svm\",reason=\"io\"} 2000");
 	expect(out, "kvm_vm_exits_by_reason_total{vm=\"bob/x\",pid=\"2\",vendor=\"vmx\",reason=\"IO_INSTRUCTION\"} 77");
 	ok(count_prefix(out, "# TYPE kvm_vm_exits_by_reason_total ") == 1 &&
-	   count_prefix(out, "kvm_vm_exits_by_reason_total{") == 181 + 81,
+	   count_prefix(out, "kvm_vm_exits_by_reason_total{") == 120 + 81,
 	   "SVM and VMX exit reasons in one family, every reason (%d series)",
 	   count_prefix(out, "kvm_vm_exits_by_reason_total{"));
 	ok(count_prefix(out, "kvm_vm_exits_total{vm=\"bob/x\",pid=\"2\"} ") == 1,
