@@ -74,30 +74,92 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
 }
 
 /*
- * The counters block lives in pages of its own (a compound page when it
- * takes more than one), so that a read-only mapping of it (stats_fd.c) can
- * hold the pages by reference: they are freed by the last put_page(), the
- * module's when the VM goes or a mapping's when it is unmapped, whichever
- * comes last.  Page memory also needs no usercopy region.
+ * The counters blocks live in per-VM arenas of pages that hold nothing
+ * else (no kernel pointer), so that a read-only mapping of a vCPU's block
+ * (stats_fd.c) can hold its pages by reference, and map with it nothing
+ * but counters of the same VM.  Each block is cache-line aligned (one
+ * writer per line) and never straddles a chunk: a chunk is one page
+ * holding ks_arena_slots blocks (four with the default groups on SVM),
+ * or, for a block larger than a page, a compound page holding one.
+ *
+ * Slots are handed out in order and never reused: a block is zero when
+ * handed out (the chunk was allocated zeroed) and a lost race's block
+ * (ks_vm_vcpu_get()) stays unused, zero, until the VM goes.  Each block
+ * holds a reference on its chunk, and the arena one on the chunk it
+ * fills, so a chunk is freed by the last put_page(): the module's when
+ * the VM goes or a mapping's when it is unmapped, whichever comes last.
+ * Page memory also needs no usercopy region.
+ *
+ * Blocks are taken from the exit path (GFP_NOWAIT, interrupts and
+ * preemption off; never on PREEMPT_RT) and from stats fds (GFP_KERNEL)
+ * at once: a raw spinlock per VM guards the fill level, and a chunk is
+ * allocated outside it (GFP_KERNEL sleeps, and on PREEMPT_RT nothing may
+ * allocate under a raw lock).  Two threads that both found the chunk
+ * full may both allocate one: the first installs its own, the other
+ * takes a slot of it and frees its own.
  */
-static unsigned int ks_counters_order __ro_after_init;
+static unsigned int ks_arena_order __ro_after_init;
+static unsigned int ks_arena_slots __ro_after_init;
+static unsigned int ks_block_size __ro_after_init;
 
-/* A vCPU state and its counters, zeroed (the counters may be empty). */
-static struct ks_vcpu *ks_vcpu_alloc(gfp_t gfp)
+atomic_long_t ks_nr_arena_chunks;
+
+/* A zeroed block of @vm's arena, or NULL. */
+static u64 *ks_arena_alloc(struct ks_vm *vm, gfp_t gfp)
+{
+	struct page *page = NULL, *full = NULL;
+	unsigned long flags;
+	u64 *block = NULL;
+
+	for (;;) {
+		raw_spin_lock_irqsave(&vm->arena_lock, flags);
+		if (page && (!vm->arena || vm->arena_used == ks_arena_slots)) {
+			/* The arena's reference moves to the new chunk. */
+			full = vm->arena;
+			vm->arena = page;
+			vm->arena_used = 0;
+			vm->arena_chunks++;
+			page = NULL;
+		}
+		if (vm->arena && vm->arena_used < ks_arena_slots) {
+			block = page_address(vm->arena) +
+				vm->arena_used++ * ks_block_size;
+			get_page(vm->arena);
+		}
+		raw_spin_unlock_irqrestore(&vm->arena_lock, flags);
+		/* Got a block, or ours was not needed, or none could be had. */
+		if (block || page)
+			break;
+		page = alloc_pages(gfp | __GFP_ZERO | __GFP_ACCOUNT |
+				   (ks_arena_order ? __GFP_COMP : 0),
+				   ks_arena_order);
+		if (!page)
+			break;
+		atomic_long_inc(&ks_nr_arena_chunks);
+	}
+	if (page) {
+		/* Another thread installed a chunk first. */
+		__free_pages(page, ks_arena_order);
+		atomic_long_dec(&ks_nr_arena_chunks);
+	}
+	if (full)
+		put_page(full);
+	return block;
+}
+
+/* A vCPU state of @vm and its counters, zeroed (the counters may be empty). */
+static struct ks_vcpu *ks_vcpu_alloc(struct ks_vm *vm, gfp_t gfp)
 {
 	struct ks_vcpu *kv = kmem_cache_zalloc(ks_vcpu_cache, gfp);
-	struct page *page;
 
 	if (!kv)
 		return NULL;
-	page = alloc_pages(gfp | __GFP_ZERO | __GFP_ACCOUNT |
-			   (ks_counters_order ? __GFP_COMP : 0),
-			   ks_counters_order);
-	if (!page) {
+	kv->c = ks_arena_alloc(vm, gfp);
+	if (!kv->c) {
 		kmem_cache_free(ks_vcpu_cache, kv);
 		return NULL;
 	}
-	kv->c = page_address(page);
+	kv->vm = vm;
 	/* Disabled groups' pointers are never followed. */
 	kv->reasons = (void *)kv->c + ks_grp_off[KS_GRP_EXIT_REASONS];
 	kv->io = (void *)kv->c + ks_grp_off[KS_GRP_IO_MSR];
@@ -108,7 +170,7 @@ static struct ks_vcpu *ks_vcpu_alloc(gfp_t gfp)
 	return kv;
 }
 
-/* The counters stay while a mapping of them holds their pages. */
+/* The counters stay while a mapping of them holds their chunk. */
 static void ks_vcpu_free(struct ks_vcpu *kv)
 {
 	put_page(virt_to_page(kv->c));
@@ -125,8 +187,28 @@ static void ks_vm_free(struct ks_vm *vm)
 		atomic_long_dec(&ks_nr_vcpus);
 	}
 	xa_destroy(&vm->vcpus);
+	/* The chunk being filled; mappings may hold any chunk longer. */
+	if (vm->arena)
+		put_page(vm->arena);
+	atomic_long_sub(vm->arena_chunks, &ks_nr_arena_chunks);
 	kmem_cache_free(ks_vm_cache, vm);
 	atomic_long_dec(&ks_nr_vms);
+}
+
+/*
+ * Where @kv's block lies: the first page of the chunk that holds it, and
+ * its byte offset there.  The chunk is what a mapping of @kv may show.
+ */
+struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
+			   unsigned int *pages)
+{
+	unsigned long base = (unsigned long)kv->c &
+			     ~((PAGE_SIZE << ks_arena_order) - 1);
+
+	/* Buddy allocations are aligned to their size. */
+	*offset = (unsigned long)kv->c - base;
+	*pages = 1U << ks_arena_order;
+	return virt_to_page((void *)base);
 }
 
 static void ks_vm_free_work(struct work_struct *work)
@@ -154,6 +236,7 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 		return NULL;
 	vm->kvm = kvm;
 	xa_init(&vm->vcpus);
+	raw_spin_lock_init(&vm->arena_lock);
 	INIT_RCU_WORK(&vm->free_work, ks_vm_free_work);
 
 	raw_spin_lock_irqsave(&ks_table_lock, flags);
@@ -179,10 +262,9 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	if (kv)
 		goto found;
 
-	kv = ks_vcpu_alloc(gfp | __GFP_NOWARN);
+	kv = ks_vcpu_alloc(vm, gfp | __GFP_NOWARN);
 	if (!kv)
 		return NULL;
-	kv->vm = vm;
 	kv->vcpu = vcpu;
 	kv->kvm = vcpu->kvm;
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
@@ -427,9 +509,22 @@ unsigned int ks_vm_state_size(void)
 	return kmem_cache_size(ks_vm_cache);
 }
 
+/* The state and its block; the chunk being filled is the VM's. */
 unsigned int ks_vcpu_state_size(void)
 {
-	return kmem_cache_size(ks_vcpu_cache) + (PAGE_SIZE << ks_counters_order);
+	return kmem_cache_size(ks_vcpu_cache) + ks_block_size;
+}
+
+unsigned long ks_counter_pages(void)
+{
+	return atomic_long_read(&ks_nr_arena_chunks) << ks_arena_order;
+}
+
+unsigned long ks_state_bytes(void)
+{
+	return atomic_long_read(&ks_nr_vms) * kmem_cache_size(ks_vm_cache) +
+	       atomic_long_read(&ks_nr_vcpus) * kmem_cache_size(ks_vcpu_cache) +
+	       ks_counter_pages() * PAGE_SIZE;
 }
 
 int ks_counters_init(void)
@@ -449,9 +544,11 @@ int ks_counters_init(void)
 					0, flags, NULL);
 	ks_vcpu_cache = kmem_cache_create("kvm_statsfd_vcpu",
 					  sizeof(struct ks_vcpu), 0, flags, NULL);
-	/* A block with no group enabled still gets a page, never read. */
-	ks_counters_order = get_order(max_t(u32, ks_own_counters_size(),
-					    sizeof(u64)));
+	/* A block with no group enabled still gets a line, never read. */
+	ks_block_size = ALIGN(max_t(u32, ks_own_counters_size(), 1),
+			      SMP_CACHE_BYTES);
+	ks_arena_order = get_order(ks_block_size);
+	ks_arena_slots = (PAGE_SIZE << ks_arena_order) / ks_block_size;
 	/*
 	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue
 	 * that says neither WQ_UNBOUND nor WQ_PERCPU (and the test guests

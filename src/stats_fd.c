@@ -326,22 +326,28 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 /*
  * A vCPU file's own data block, the counters block itself, mapped
  * read-only: a reader then reads the module's stats with no system call.
- * The mapping holds references on the block's pages and nothing else:
- * not the file (so not the module, which may be unloaded), no
- * vm_operations of the module's.  The pages stay until the last mapping
- * is gone, frozen once the VM is; a zapped page (MADV_DONTNEED) is not
- * faulted back in (SIGBUS).  Offset 0 only, no more than the block's
- * pages, never writable or executable.
+ * The mapping is the chunk of the VM's counters arena that holds the
+ * block (counters.c: counters of this VM's vCPUs and nothing else); the
+ * block starts kvm_stats_mmap_page_offset bytes into it (fdinfo).  It
+ * holds references on the chunk's pages and nothing else: not the file
+ * (so not the module, which may be unloaded), no vm_operations of the
+ * module's.  The pages stay until the last mapping is gone, frozen once
+ * the VM is; a zapped page (MADV_DONTNEED) is not faulted back in
+ * (SIGBUS).  Offset 0 only, no more than the chunk's pages, never
+ * writable or executable.
  */
 static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct ks_vcpu *kv = file->private_data;
-	unsigned long i, pages;
-	struct page *page = virt_to_page(kv->c);
+	unsigned int i, pages;
+	unsigned long offset;
+	struct page *page;
 	int ret;
 
+	page = ks_vcpu_chunk(kv, &offset, &pages);
 	/* The served own block is the counters block (own_stats.c). */
-	pages = PAGE_ALIGN(ks_kinds[KS_KIND_VCPU].own_size) >> PAGE_SHIFT;
+	if (!ks_kinds[KS_KIND_VCPU].own_size)
+		return -EINVAL;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
 	if (vma->vm_pgoff || vma_pages(vma) > pages)
@@ -365,17 +371,22 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 /*
- * Where the mapping lies in the data block, for readers that map it
- * (/proc/<pid>/fdinfo/<fd>): mapping byte 0 is byte
- * kvm_stats_mmap_offset of the data block, and the mapping serves
+ * Where the block lies, for readers that map it
+ * (/proc/<pid>/fdinfo/<fd>): the block starts at byte
+ * kvm_stats_mmap_page_offset of the mapping, and is byte
+ * kvm_stats_mmap_offset of the data block on; the mapping serves
  * kvm_stats_mmap_size bytes of it (the module's own block, whole).
  */
 static void ks_vcpu_stats_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	const struct ks_kind *k = &ks_kinds[KS_KIND_VCPU];
+	unsigned long offset;
+	unsigned int pages;
 
+	ks_vcpu_chunk(file->private_data, &offset, &pages);
 	seq_printf(m, "kvm_stats_mmap_offset:\t%u\n", k->native_size);
 	seq_printf(m, "kvm_stats_mmap_size:\t%u\n", k->own_size);
+	seq_printf(m, "kvm_stats_mmap_page_offset:\t%lu\n", offset);
 }
 
 static const struct file_operations ks_vm_stats_fops = {

@@ -149,6 +149,11 @@ struct ks_vm {
 	atomic_t nr_vcpus;		/* states in vcpus */
 	struct ks_vcpu *first;		/* the first state made, then set */
 	struct rcu_work free_work;
+	/* The counters arena (counters.c): the chunk being filled. */
+	raw_spinlock_t arena_lock;
+	unsigned int arena_used;	/* its blocks handed out */
+	unsigned int arena_chunks;	/* chunks allocated, for sysfs */
+	struct page *arena;
 };
 
 /*
@@ -280,8 +285,20 @@ void ks_counters_exit(void);
 
 /* Live object counts, for leak checks (sysfs). */
 extern atomic_long_t ks_nr_vms, ks_nr_vcpus;
+/* Counter arena chunks of live VMs (pages, or compound pages). */
+extern atomic_long_t ks_nr_arena_chunks;
+/*
+ * The chunk of the counters arena that holds @kv's block: its first page,
+ * how many pages it has and the block's byte offset in it.
+ */
+struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
+			   unsigned int *pages);
 /* Bytes per object of the VM and vCPU state caches. */
 unsigned int ks_vm_state_size(void);
 unsigned int ks_vcpu_state_size(void);
+/* Pages of the counters arenas of live VMs. */
+unsigned long ks_counter_pages(void);
+/* All of the live VM and vCPU states: slab objects and arena pages. */
+unsigned long ks_state_bytes(void);
 
 #endif /* _KVM_STATSFD_COUNTERS_H */

@@ -405,7 +405,7 @@ static int bench_vm(int n, int first)
 	uint64_t nvm_off, mvm_off;
 	size_t nvm_len, mvm_len;
 	int nvm, mvm;
-	long slab0, slab1, vcpus0;
+	long slab0, slab1, vcpus0, bytes0;
 	int reps = 400, sreps, r, ret;
 	struct vm vm;
 
@@ -419,6 +419,7 @@ static int bench_vm(int n, int first)
 		die("loading kvm_statsfd", -ret);
 	slab0 = meminfo_kb("Slab:");
 	vcpus0 = ks_objects_read("vcpus");
+	bytes0 = ks_objects_read("bytes");
 	set_open(&mod, &vm, nat.num_desc);	/* the module's, same vCPUs */
 	mvm = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
 	if (mvm < 0)
@@ -431,6 +432,9 @@ static int bench_vm(int n, int first)
 	printf("@bench vcpu_states_made@%d %ld\n", n,
 	       ks_objects_read("vcpus") - vcpus0);
 	printf("@bench slab_kb_delta_module_fds@%d %ld\n", n, slab1 - slab0);
+	/* Slab objects and counter pages (objects/bytes), per vCPU. */
+	printf("@bench module_bytes_per_vcpu@%d %ld\n", n,
+	       (ks_objects_read("bytes") - bytes0) / n);
 
 	/* Warm up both. */
 	time_pread(nat.fd[0], nat.data_off, nat.data_len, 50);

@@ -115,7 +115,7 @@ for want in "$@"; do
 		printf '  %-42s %10s\n' "module loaded" "$(value "$res" vcpu_ioctl_module)"
 		printf '  %-42s %10s\n' "difference" "$(value "$res" vcpu_ioctl_hook_cost)"
 		echo "memory"
-		grep -E '^@bench (slab_|vcpu_states_made)' "$res" | sed 's/^@bench /  /'
+		grep -E '^@bench (slab_|vcpu_states_made|module_bytes)' "$res" | sed 's/^@bench /  /'
 		echo
 	} >> "$summary"
 done

@@ -225,7 +225,7 @@ static void stats_fd_faults(struct __test_metadata *_metadata,
 	long vms0 = ks_objects_read("vms");
 	int n, fd, err, left, fds0, failed = 0;
 
-	/* A vCPU's counters are a page of their own (order 0): fail it too. */
+	/* A VM's counters arena takes pages (order 0): fail them too. */
 	write_str(FAIL_PAGE "min-order", "0");
 	for (n = 1; n <= MAX_NTH; n++) {
 		struct ks_vm vm;

@@ -168,16 +168,35 @@ int ks_insmod(const char *path, const char *params)
 	return ret;
 }
 
-int ks_module_load(const char *params)
+/* @params, and @extra unless @params says @name=. */
+static void add_param(char *buf, size_t len, const char *params,
+		      const char *name, const char *extra)
+{
+	if (strstr(params, name))
+		snprintf(buf, len, "%s", params);
+	else
+		snprintf(buf, len, "%s%s%s", params, *params ? " " : "", extra);
+}
+
+int ks_module_load_default(const char *params)
 {
 	char all[512];
 
 	/* The tests read as a telemetry agent does, unless they say. */
-	if (strstr(params, "cross_process="))
-		return ks_insmod(ks_module_path(), params);
-	snprintf(all, sizeof(all), "%s%scross_process=1", params,
-		 *params ? " " : "");
+	add_param(all, sizeof(all), params, "cross_process=", "cross_process=1");
 	return ks_insmod(ks_module_path(), all);
+}
+
+int ks_module_load(const char *params)
+{
+	char all[512];
+
+	/*
+	 * Every stat group, unless they say: most tests check stats outside
+	 * the default groups (stat_groups_test checks the default).
+	 */
+	add_param(all, sizeof(all), params, "stats=", "stats=all");
+	return ks_module_load_default(all);
 }
 
 int ks_module_unload(void)

@@ -50,9 +50,12 @@ int ks_insmod(const char *path, const char *params);
 /*
  * Load the module with @params ("" for none); returns 0 or -errno.  With
  * cross_process=1 unless @params says otherwise: the tests read other
- * processes' VMs as a telemetry agent does.
+ * processes' VMs as a telemetry agent does.  With stats=all unless
+ * @params says otherwise: most tests check every group.
  */
 int ks_module_load(const char *params);
+/* The same with the module's default stat groups unless @params says. */
+int ks_module_load_default(const char *params);
 /* Unload it; returns 0 or -errno (EBUSY while in use). */
 int ks_module_unload(void);
 /* 1 when kvm_statsfd is loaded, 0 when not. */
@@ -75,7 +78,7 @@ extern const size_t ks_code_cpuid_forever_len;
 struct ks_exit_codes {
 	int svm;		/* 1 on AMD/Hygon, 0 on Intel */
 	const char *stat;	/* "exit_reasons_svm" or "exit_reasons_vmx" */
-	unsigned int buckets;	/* 181 or 81 */
+	unsigned int buckets;	/* 120 or 81 */
 	unsigned int cpuid, io, hlt, other;	/* dense indexes */
 };
 void ks_host_exit_codes(struct ks_exit_codes *c);

@@ -4,8 +4,10 @@
  * (Documentation/stats-fd.rst, "Mapping the module's stats").
  *
  * A vCPU stats fd of the module maps its own stats: /proc/self/fdinfo/<fd>
- * says where they lie in the data block (kvm_stats_mmap_offset) and how
- * many bytes (kvm_stats_mmap_size).  Checked, in superset and own mode:
+ * says where they lie in the data block (kvm_stats_mmap_offset), how many
+ * bytes (kvm_stats_mmap_size) and where in the mapping they start
+ * (kvm_stats_mmap_page_offset: a VM's vCPUs share pages).  Checked, in
+ * superset and own mode:
  * the mapping reads what pread reads, before and after guest work, also in
  * a forked child; it outlives the stats fd, the vCPU and VM fds, the VM and
  * the module (rmmod goes through while it exists), frozen at its last
@@ -49,10 +51,11 @@ ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off)
 }
 
 /*
- * kvm_stats_mmap_offset and kvm_stats_mmap_size of @fd's fdinfo: 0, or
- * -ENOENT when the file has neither.
+ * kvm_stats_mmap_offset, kvm_stats_mmap_size and kvm_stats_mmap_page_offset
+ * of @fd's fdinfo: 0, or -ENOENT when the file has none of them.
  */
-static int fdinfo_map(int fd, uint64_t *off, uint64_t *size)
+static int fdinfo_map3(int fd, uint64_t *off, uint64_t *size,
+		       uint64_t *page_off)
 {
 	char path[64], line[256];
 	int found = 0;
@@ -71,10 +74,21 @@ static int fdinfo_map(int fd, uint64_t *off, uint64_t *size)
 		} else if (sscanf(line, "kvm_stats_mmap_size: %llu", &v) == 1) {
 			*size = v;
 			found |= 2;
+		} else if (sscanf(line, "kvm_stats_mmap_page_offset: %llu",
+				  &v) == 1) {
+			*page_off = v;
+			found |= 4;
 		}
 	}
 	fclose(f);
-	return found == 3 ? 0 : found ? -EBADMSG : -ENOENT;
+	return found == 7 ? 0 : found ? -EBADMSG : -ENOENT;
+}
+
+static int fdinfo_map(int fd, uint64_t *off, uint64_t *size)
+{
+	uint64_t page_off;
+
+	return fdinfo_map3(fd, off, size, &page_off);
 }
 
 /* Copy @n bytes out of a mapping, each u64 loaded whole. */
@@ -98,7 +112,8 @@ FIXTURE(map) {
 	uint64_t data_size;
 	uint64_t map_off;	/* fdinfo */
 	uint64_t map_size;
-	size_t map_len;		/* map_size in whole pages */
+	uint64_t page_off;	/* where the block starts in the mapping */
+	size_t map_len;		/* page_off + map_size in whole pages */
 	uint64_t hist_off;	/* exit-reason histogram, in the data block */
 	uint64_t exits_off;	/* KVM's "exits" (superset mode) */
 	long page;
@@ -107,10 +122,13 @@ FIXTURE(map) {
 
 FIXTURE_VARIANT(map) {
 	const char *mode;
+	bool deflt;	/* the default stat groups, not all */
 };
 
 FIXTURE_VARIANT_ADD(map, superset) { .mode = "superset" };
 FIXTURE_VARIANT_ADD(map, own) { .mode = "own" };
+/* Four vCPUs' blocks a page (on AMD): the mapping shows its neighbours. */
+FIXTURE_VARIANT_ADD(map, default_groups) { .mode = "superset", .deflt = true };
 
 /* Guest code: 20 CPUIDs then OUT, for each KVM_RUN; HLT after the last. */
 static const unsigned int segs[] = { 20, 20, 20, 20, 20, 20 };
@@ -124,6 +142,12 @@ FIXTURE_SETUP(map)
 	int ret;
 
 	KS_SETUP_MODULE(&self->mod, variant->mode);
+	if (variant->deflt) {
+		ret = ks_module_unload_wait(5000);
+		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
+		ret = ks_module_load_default("");
+		ASSERT_EQ(0, ret) TH_LOG("loading: %s", strerror(-ret));
+	}
 	ks_host_exit_codes(&self->ec);
 	self->page = sysconf(_SC_PAGESIZE);
 	len = ks_code_cpuid_segments(code, sizeof(code), segs,
@@ -148,11 +172,12 @@ FIXTURE_SETUP(map)
 	ASSERT_EQ(!strcmp(variant->mode, "superset"), d != NULL);
 	kvmstats_close(&s);
 
-	ret = fdinfo_map(self->sfd, &self->map_off, &self->map_size);
+	ret = fdinfo_map3(self->sfd, &self->map_off, &self->map_size,
+			  &self->page_off);
 	ASSERT_EQ(0, ret) TH_LOG("fdinfo of a vCPU stats fd: %s", strerror(-ret));
 	ASSERT_LT(0, self->map_size);
-	self->map_len = (self->map_size + self->page - 1) / self->page *
-			self->page;
+	self->map_len = (self->page_off + self->map_size + self->page - 1) /
+			self->page * self->page;
 	self->ready = 1;
 }
 
@@ -190,7 +215,7 @@ static void expect_same(struct __test_metadata *_metadata,
 	ASSERT_GE(MAX_DATA, self->map_size);
 	ASSERT_EQ(0, ks_pread_exact(self->sfd, want, self->map_size,
 				    self->data_offset + self->map_off));
-	copy_mapped(got, m, self->map_size);
+	copy_mapped(got, (const char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(want, got, self->map_size))
 		TH_LOG("%s: the mapping differs from pread", when);
 }
@@ -199,7 +224,8 @@ static void expect_same(struct __test_metadata *_metadata,
 static uint64_t mapped_exits(struct _test_data_map *self, const void *m)
 {
 	const volatile uint64_t *h = (const volatile uint64_t *)
-		((const char *)m + self->hist_off - self->map_off);
+		((const char *)m + self->page_off + self->hist_off -
+		 self->map_off);
 	uint64_t sum = 0;
 	unsigned int i;
 
@@ -221,6 +247,9 @@ TEST_F(map, fdinfo_places_own_block)
 	NEED_SETUP();
 	EXPECT_EQ(0, self->map_off % 8);
 	EXPECT_EQ(0, self->map_size % 8);
+	/* A cache line of its own, in the pages mapped. */
+	EXPECT_EQ(0, self->page_off % 64);
+	EXPECT_GE(self->map_len, self->page_off + self->map_size);
 	EXPECT_EQ(self->data_size, self->map_off + self->map_size);
 	EXPECT_LE(self->map_off, self->hist_off);
 	EXPECT_GE(self->map_off + self->map_size,
@@ -260,11 +289,13 @@ TEST_F(map, mapped_equals_pread)
 	EXPECT_EQ(after, mapped_exits(self, p));
 	expect_same(_metadata, self, m, "after three more runs");
 	expect_same(_metadata, self, p, "MAP_PRIVATE, after three more runs");
-	/* The pages past the block hold nothing but zeros. */
-	for (i = self->map_size; i < (int)self->map_len; i++)
-		if (((const volatile char *)m)[i])
+	/* The only vCPU: the rest of its pages hold nothing but zeros. */
+	for (i = 0; i < (int)self->map_len; i++)
+		if ((uint64_t)i == self->page_off)
+			i += self->map_size - 1;
+		else if (((const volatile char *)m)[i])
 			break;
-	EXPECT_EQ((int)self->map_len, i) TH_LOG("byte %d past the block", i);
+	EXPECT_EQ((int)self->map_len, i) TH_LOG("byte %d outside the block", i);
 	munmap(m, self->map_len);
 	munmap(p, self->map_len);
 }
@@ -295,20 +326,20 @@ TEST_F(map, survives_vm_and_rmmod)
 	EXPECT_EQ(vms0 - 1, ks_objects_wait_le("vms", vms0 - 1, FREE_WAIT_MS))
 		TH_LOG("the VM's state was not freed");
 	EXPECT_EQ(0, ks_objects_wait_le("files", 0, FREE_WAIT_MS));
-	copy_mapped(now, m, self->map_size);
+	copy_mapped(now, (char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(last, now, self->map_size))
 		TH_LOG("the mapping changed after the VM went");
 	EXPECT_LE(41, mapped_exits(self, m));
 
 	ret = ks_module_unload_wait(5000);
 	ASSERT_EQ(0, ret) TH_LOG("rmmod with a mapping: %s", strerror(-ret));
-	copy_mapped(now, m, self->map_size);
+	copy_mapped(now, (char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(last, now, self->map_size))
 		TH_LOG("the mapping changed after rmmod");
 	/* Loaded again, a new VM does not show through the old mapping. */
 	ret = ks_module_ensure(variant->mode);
 	ASSERT_EQ(0, ret) TH_LOG("reloading: %s", strerror(-ret));
-	copy_mapped(now, m, self->map_size);
+	copy_mapped(now, (char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(last, now, self->map_size));
 	EXPECT_EQ(0, munmap(m, self->map_len));
 }
@@ -427,7 +458,7 @@ TEST_F(map, fork_shares_the_pages)
 		if (ks_pread_exact(self->sfd, want, self->map_size,
 				   self->data_offset + self->map_off))
 			_exit(4);
-		copy_mapped(got, m, self->map_size);
+		copy_mapped(got, (char *)m + self->page_off, self->map_size);
 		_exit(memcmp(want, got, self->map_size) ? 5 : 0);
 	}
 	close(to_child[0]);
@@ -483,6 +514,72 @@ TEST_F(map, library_reads_the_mapping)
 	EXPECT_EQ(1, nr_preads);
 	EXPECT_EQ(v.data_size, pread_bytes);
 	kvmstats_close(&v);
+}
+
+/*
+ * A VM's vCPUs share pages: each vCPU file maps the page(s) holding its
+ * block, at its own cache-line-aligned place that fdinfo gives; no two
+ * blocks overlap; the block of a vCPU that ran counts its exits and the
+ * others' stay zero; libkvmstats reads each at its place.
+ */
+#define SHARED_VCPUS	6
+
+TEST_F(map, vcpus_share_pages)
+{
+	static uint64_t want[MAX_DATA / 8], got[MAX_DATA / 8];
+	uint64_t off[SHARED_VCPUS], size, page_off[SHARED_VCPUS];
+	int sfd[SHARED_VCPUS], i, ret;
+	uint64_t line, slots;
+	unsigned char code[256];
+	struct kvmstats s;
+	struct ks_vm vm;
+	size_t len, map_len;
+	void *m;
+
+	NEED_SETUP();
+	line = (self->map_size + 63) / 64 * 64;
+	slots = line <= (uint64_t)self->page ? self->page / line : 1;
+	if (variant->deflt && self->ec.svm)
+		EXPECT_EQ(4, slots);
+	len = ks_code_cpuid_segments(code, sizeof(code), segs, 1);
+	ASSERT_NE(0, len);
+	ret = ks_vm_create(&vm, code, len, SHARED_VCPUS);
+	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
+	for (i = 0; i < SHARED_VCPUS; i++) {
+		sfd[i] = ioctl(vm.vcpu[i].fd, KVM_GET_STATS_FD, 0);
+		ASSERT_LE(0, sfd[i]) TH_LOG("vCPU %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, fdinfo_map3(sfd[i], &off[i], &size, &page_off[i]));
+		EXPECT_EQ(self->map_size, size);
+		EXPECT_EQ(0, page_off[i] % 64);
+		/* Blocks are handed out in order, in whole cache lines. */
+		EXPECT_EQ(i % slots * line, page_off[i]) TH_LOG("vCPU %d", i);
+	}
+	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[2]));
+	for (i = 0; i < SHARED_VCPUS; i++) {
+		map_len = (page_off[i] + size + self->page - 1) / self->page *
+			  self->page;
+		m = mmap(NULL, map_len, PROT_READ, MAP_SHARED, sfd[i], 0);
+		ASSERT_NE(MAP_FAILED, m) TH_LOG("vCPU %d: %s", i, strerror(errno));
+		ASSERT_GE(MAX_DATA, size);
+		ASSERT_EQ(0, ks_pread_exact(sfd[i], want, size,
+					    self->data_offset + off[i]));
+		copy_mapped(got, (char *)m + page_off[i], size);
+		EXPECT_EQ(0, memcmp(want, got, size)) TH_LOG("vCPU %d", i);
+		EXPECT_EQ(i == 2, mapped_exits(self, (char *)m + page_off[i] -
+						     self->page_off) >= 21)
+			TH_LOG("vCPU %d", i);
+		munmap(m, map_len);
+
+		ret = kvmstats_open(&s, dup(sfd[i]));
+		ASSERT_EQ(0, ret) TH_LOG("%s", s.err);
+		EXPECT_EQ(size, kvmstats_mapped(&s, NULL));
+		EXPECT_EQ(0, kvmstats_refresh(&s)) TH_LOG("%s", s.err);
+		EXPECT_EQ(0, memcmp(want, (char *)s.data + off[i], size))
+			TH_LOG("vCPU %d: the library's copy", i);
+		kvmstats_close(&s);
+		close(sfd[i]);
+	}
+	ks_vm_destroy(&vm);
 }
 
 TEST_HARNESS_MAIN

@@ -131,7 +131,7 @@ fi
 # Without cross_process=1 the module keeps KVM's policy (only the VMM
 # itself gets stats fds): the command fails and says how to opt in.
 rmmod kvm_statsfd 2>/dev/null
-insmod "$KO" cross_process=0
+insmod "$KO" stats=all cross_process=0
 if start_vm "$T/vm-noxp.log" -t 30; then
 	r=$(st "$KS" show $vm)
 	grep -q "cross_process=1" "$T/err"; g=$?
@@ -145,7 +145,7 @@ fi
 # Reading other processes' VMs is the module's opt-in: cross_process=1.
 if [ "$(cat /sys/module/kvm_statsfd/parameters/cross_process 2>/dev/null)" != Y ]; then
 	rmmod kvm_statsfd 2>/dev/null
-	insmod "$KO" cross_process=1
+	insmod "$KO" stats=all cross_process=1
 fi
 grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded with cross_process=1"
 
@@ -269,5 +269,5 @@ r=$(st "$KS" show $vm); ok $((r != 1)) "show of an exited VMM exits 1" "got $r"
 cleanup
 # Our stats fds and the VMMs are gone: nothing may pin the module.
 rmmod kvm_statsfd; ok $? "module unloads after the test"
-[ $was_loaded = 1 ] && insmod "$KO" cross_process=1
+[ $was_loaded = 1 ] && insmod "$KO" stats=all cross_process=1
 tap_end

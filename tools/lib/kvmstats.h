@@ -75,6 +75,7 @@ struct kvmstats {
 	unsigned int *_by_name;		/* desc indexes sorted by name */
 	const volatile uint64_t *_map;	/* mapped part of the data block */
 	size_t _map_len;		/* bytes mapped (whole pages) */
+	size_t _map_page_off;		/* where in the mapping _map starts */
 	uint64_t _map_off;		/* where in the data block it lies */
 	size_t _map_size;		/* bytes of the data block it serves */
 };
@@ -140,7 +141,7 @@ int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
 		    char *buf, size_t len);
 
 /*
- * The module's exit-reason histograms (exit_reasons_svm, 181 buckets, and
+ * The module's exit-reason histograms (exit_reasons_svm, 120 buckets, and
  * exit_reasons_vmx, 81 buckets; Documentation/exit-reasons.rst): which one
  * d is, judged by name, type, size and bucket_size.
  */

@@ -87,13 +87,16 @@ static long long fdinfo_value(const char *text, const char *key)
 
 /*
  * Map the part of the data block that the file offers to map, as its
- * fdinfo describes it; no mapping (and no error) when it offers none, the
- * description does not fit the data block, or mmap() refuses.
+ * fdinfo describes it: kvm_stats_mmap_size bytes of the data block from
+ * kvm_stats_mmap_offset on, found kvm_stats_mmap_page_offset bytes into
+ * the mapping (0 when the line is missing: modules before it put the
+ * block at the start).  No mapping (and no error) when it offers none,
+ * the description does not fit the data block, or mmap() refuses.
  */
 static void map_data(struct kvmstats *s)
 {
 	char path[64], text[1024];
-	long long off, size;
+	long long off, size, page_off;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t len;
 	ssize_t n;
@@ -111,16 +114,21 @@ static void map_data(struct kvmstats *s)
 	text[n] = '\0';
 	off = fdinfo_value(text, "kvm_stats_mmap_offset");
 	size = fdinfo_value(text, "kvm_stats_mmap_size");
-	if (off < 0 || size <= 0 || off % 8 || size % 8 || page <= 0 ||
-	    (uint64_t)off > s->data_size ||
-	    (uint64_t)size > s->data_size - (uint64_t)off)
+	page_off = fdinfo_value(text, "kvm_stats_mmap_page_offset");
+	if (page_off < 0)
+		page_off = 0;
+	if (off < 0 || size <= 0 || off % 8 || size % 8 || page_off % 8 ||
+	    page <= 0 || (uint64_t)off > s->data_size ||
+	    (uint64_t)size > s->data_size - (uint64_t)off ||
+	    page_off > (1LL << 40))
 		return;
-	len = ((size_t)size + page - 1) / page * page;
+	len = ((size_t)(page_off + size) + page - 1) / page * page;
 	m = mmap(NULL, len, PROT_READ, MAP_SHARED, s->fd, 0);
 	if (m == MAP_FAILED)
 		return;
-	s->_map = m;
+	s->_map = (const volatile uint64_t *)((char *)m + page_off);
 	s->_map_len = len;
+	s->_map_page_off = (size_t)page_off;
 	s->_map_off = (uint64_t)off;
 	s->_map_size = (size_t)size;
 }
@@ -137,9 +145,10 @@ size_t kvmstats_mapped(const struct kvmstats *s, uint64_t *data_off)
 void kvmstats__unmap(struct kvmstats *s)
 {
 	if (s->_map)
-		munmap((void *)s->_map, s->_map_len);
+		munmap((char *)s->_map - s->_map_page_off, s->_map_len);
 	s->_map = NULL;
 	s->_map_len = 0;
+	s->_map_page_off = 0;
 	s->_map_off = 0;
 	s->_map_size = 0;
 }
