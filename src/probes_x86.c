@@ -416,7 +416,7 @@ static void ks_vmx_vmread_init(void)
 {
 	if (ks_vendor_is_svm() || !boot_cpu_has(X86_FEATURE_VMX))
 		return;
-	if (x86_hyper_type == X86_HYPER_MS_HYPERV) {
+	if (hypervisor_is_type(X86_HYPER_MS_HYPERV)) {
 		pr_info("exit reasons: from KVM (Hyper-V: enlightened VMCS possible)\n");
 		return;
 	}
