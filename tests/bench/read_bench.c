@@ -58,6 +58,22 @@
 #include "ks_util.h"
 
 #define RUNS		15	/* runs per set; medians over these */
+
+/*
+ * The module's stat groups: every one, or $BENCH_STATS (a list, or
+ * "default" for what a load with no parameter serves).
+ */
+static const char *bench_groups = "all";
+
+static int bench_load(void)
+{
+	char params[160];
+
+	if (!strcmp(bench_groups, "default"))
+		return ks_module_load_default("");
+	snprintf(params, sizeof(params), "stats=%s", bench_groups);
+	return ks_module_load(params);
+}
 #define MAX_VCPUS	256
 
 static double now_ns(void)
@@ -414,7 +430,7 @@ static int bench_vm(int n, int first)
 	nvm = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
 	if (nvm < 0)
 		die("KVM_GET_STATS_FD (VM)", errno);
-	ret = ks_module_load("");
+	ret = bench_load();
 	if (ret)
 		die("loading kvm_statsfd", -ret);
 	slab0 = meminfo_kb("Slab:");
@@ -589,7 +605,7 @@ static int bench_vm(int n, int first)
 				on[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
 			for (i = 0; i < RUNS; i++)
 				in[blk * RUNS + i] = time_vcpu_ioctl(vm.vcpu[0], 200);
-			ret = ks_module_load("");
+			ret = bench_load();
 			if (ret)
 				die("loading kvm_statsfd", -ret);
 			time_open(vm.vcpu[0], 20);
@@ -621,6 +637,7 @@ static int bench_vm(int n, int first)
 int main(void)
 {
 	const char *env = getenv("BENCH_VCPUS");
+	const char *groups = getenv("BENCH_STATS");
 	char list[256], *tok, *save;
 	int first = 1;
 
@@ -628,7 +645,9 @@ int main(void)
 	if (ks_module_loaded() && ks_module_unload_wait(5000))
 		die("kvm_statsfd is loaded and cannot be unloaded", EBUSY);
 	snprintf(list, sizeof(list), "%s", env && *env ? env : "1 8 64 256");
-	printf("@bench runs %d\n", RUNS);
+	if (groups && *groups)
+		bench_groups = groups;
+	printf("@bench runs %d\n@bench stats %s\n", RUNS, bench_groups);
 	for (tok = strtok_r(list, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
 		int n = atoi(tok);
 

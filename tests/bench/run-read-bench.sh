@@ -8,6 +8,8 @@
 #
 # usage: tests/bench/run-read-bench.sh [SERIES...]    (default: 6.12)
 #   BENCH_VCPUS  VM sizes to sweep (default "1 8 64 256")
+#   BENCH_STATS  the module's stat groups (default all; "default" for a
+#                load with no stats= parameter)
 #   GUEST_MEM    guest memory in MB (default here 2048, for 256 vCPUs)
 # Writes $BUILD/bench/read-<release>.txt (the raw "@bench" lines) and
 # $BUILD/bench/read-summary.txt, and prints the summary.  Exits non-zero if
@@ -51,6 +53,7 @@ for want in "$@"; do
 	step "[$series] booting $rel: read bench (GUEST_MEM=$GUEST_MEM)"
 	extra=()
 	[ -z "${BENCH_VCPUS:-}" ] || extra+=("BENCH_VCPUS=${BENCH_VCPUS// /,}")
+	[ -z "${BENCH_STATS:-}" ] || extra+=("BENCH_STATS=$BENCH_STATS")
 	"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
 		"$OUT/initrd-$rel.gz" "$run" test "${extra[@]}"
 	if ! "$TOP/tests/vm/judge.sh" "$run" "[$series] bench" > "$run/judge.tap"; then
@@ -66,9 +69,9 @@ for want in "$@"; do
 	fi
 	{
 		if [ "$GUEST_ICOUNT" = 1 ]; then
-			echo "== $rel (TCG guest under -icount: instructions per operation, medians of $(value "$res" runs) alternating runs)"
+			echo "== $rel (TCG guest under -icount: instructions per operation, medians of $(value "$res" runs) alternating runs; stats=$(value "$res" stats))"
 		else
-			echo "== $rel (TCG guest, medians of $(value "$res" runs) alternating runs; ns per operation)"
+			echo "== $rel (TCG guest, medians of $(value "$res" runs) alternating runs; stats=$(value "$res" stats); ns per operation)"
 		fi
 		printf '%-44s %10s\n' "one pread of vCPU 0's data block" ""
 		printf '  %-42s %10s\n' "KVM's fd ($(value "$res" data_bytes_native) B)" "$(value "$res" pread_native)"
