@@ -33,16 +33,30 @@
  *
  * No leak: /sys/module/kvm_statsfd/objects/{vms,vcpus,files} return to
  * their values before each test once its VM is destroyed.
+ *
+ * And one test of the rig, since these tests need 32-bit processes that
+ * live:
+ *  rig_syscalls_survive_preemption: a 32-bit process that sleeps 200 times
+ *    while another task spins in user mode, so that it is switched back in
+ *    from the timer interrupt that hit the spinner, returns from every
+ *    syscall with a usable stack.  Under Bochs that needs vdso32=0
+ *    (tests/vm/run-guest-bochs.sh says why); without it this test dies of
+ *    SIGSEGV in its first sleeps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -70,7 +84,9 @@ FIXTURE_SETUP(compat)
 	ASSERT_EQ(4, (int)sizeof(long));
 	ASSERT_EQ(4, (int)sizeof(void *));
 	ASSERT_EQ(0, uname(&u));
-	TH_LOG("32-bit process on a %s kernel %s", u.machine, u.release);
+	TH_LOG("32-bit process on a %s kernel %s, syscalls through %s",
+	       u.machine, u.release,
+	       getauxval(AT_SYSINFO) ? "the vDSO" : "int $0x80");
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
 	self->base[0] = ks_objects_wait_le("vms", 0, FREE_WAIT_MS);
@@ -331,6 +347,30 @@ TEST_F(compat, native_after_rmmod)
 	/* Nothing of the module's survived its unload. */
 	self->base[0] = self->base[1] = self->base[2] = 0;
 	check_no_leak(_metadata, self);
+}
+
+#define RIG_SLEEPS	200
+
+TEST(rig_syscalls_survive_preemption)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+	pid_t spinner;
+	int i, status;
+
+	ASSERT_EQ(4, (int)sizeof(long));
+	spinner = fork();
+	ASSERT_LE(0, spinner);
+	if (!spinner) {
+		/* Never outlive the test, whatever ends it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	}
+	for (i = 0; i < RIG_SLEEPS; i++)
+		ASSERT_EQ(0, nanosleep(&ms, NULL));
+	EXPECT_EQ(0, kill(spinner, SIGKILL));
+	ASSERT_EQ(spinner, waitpid(spinner, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
 TEST_HARNESS_MAIN
