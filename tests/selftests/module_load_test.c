@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm_statsfd.ko loads, shows up live in sysfs, refuses a second load and
- * unloads cleanly, several times over.
+ * unloads cleanly, several times over; and it traces only the kernel
+ * functions it says it does (kvm_ioctls_untraced).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -146,6 +147,78 @@ TEST_F(module, bad_mode_refused)
 	EXPECT_EQ(0, ks_module_loaded());
 	ASSERT_EQ(0, ks_module_load("mode=own"));
 	EXPECT_EQ(0, ks_module_unload());
+}
+
+/*
+ * 1 if the kernel's list of traced functions (tracefs enabled_functions)
+ * has @func, 0 if not, -errno if there is no list.
+ */
+static int traced(const char *func)
+{
+	static const char *const lists[] = {
+		"/sys/kernel/tracing/enabled_functions",
+		"/sys/kernel/debug/tracing/enabled_functions",
+	};
+	size_t n = strlen(func);
+	char line[1024];
+	int found = 0;
+	unsigned int i;
+	FILE *f = NULL;
+
+	for (i = 0; !f && i < sizeof(lists) / sizeof(lists[0]); i++)
+		f = fopen(lists[i], "re");
+	if (!f)
+		return -errno;
+	/* "<function> [<module>] (<users>) <flags> ..." */
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, func, n) && line[n] == ' ';
+	fclose(f);
+	return found;
+}
+
+/*
+ * Where KVM has its own stats fds, the module by default traces none of
+ * KVM's ioctl handlers: a KVM_RUN (and every other ioctl) passes no code
+ * of the module's, and a livepatch of those handlers is free to load.  It
+ * takes over the stats file where KVM makes it (anon_inode_getfile()).
+ * With cross_process=1 it must answer KVM_GET_STATS_FD before KVM's
+ * same-process check, so it traces both handlers, as it does on kernels
+ * where it brings the ioctl (before 5.14); seeing them there is also the
+ * proof that this test can see a traced handler.
+ */
+/* Whether both of KVM's ioctl handlers are traced (@want) @when. */
+static void handlers_traced(struct __test_metadata *_metadata, int want,
+			    const char *when)
+{
+	EXPECT_EQ(want, traced("kvm_vm_ioctl")) TH_LOG("kvm_vm_ioctl, %s", when);
+	EXPECT_EQ(want, traced("kvm_vcpu_ioctl"))
+		TH_LOG("kvm_vcpu_ioctl, %s", when);
+}
+
+TEST_F(module, kvm_ioctls_untraced)
+{
+	int native = ks_native_binary_stats();
+	int ret;
+
+	ASSERT_LE(0, native);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+	ret = traced("kvm_vcpu_ioctl");
+	ASSERT_LE(0, ret) TH_LOG("no tracefs enabled_functions: %s",
+				 strerror(-ret));
+
+	ASSERT_EQ(0, ks_module_load_default(""));
+	handlers_traced(_metadata, !native, native ?
+			"default load, kernel with binary stats" :
+			"default load, kernel without binary stats");
+	if (native)
+		EXPECT_EQ(1, traced("anon_inode_getfile"));
+	ASSERT_EQ(0, ks_module_unload());
+	handlers_traced(_metadata, 0, "after rmmod");
+
+	ASSERT_EQ(0, ks_module_load("cross_process=1"));
+	handlers_traced(_metadata, 1, "cross_process=1");
+	ASSERT_EQ(0, ks_module_unload());
 }
 
 TEST_HARNESS_MAIN
