@@ -1,16 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Diverting KVM_GET_STATS_FD, and only it, to the module.
+ * Serving KVM_GET_STATS_FD with the module's file.
  *
- * kvm_vm_ioctl() and kvm_vcpu_ioctl() are static in kvm.ko.  An ftrace
- * callback with IPMODIFY (the mechanism livepatch uses) runs at their
- * entry: for KVM_GET_STATS_FD it points the saved instruction pointer at
- * our handler of the same signature, which then returns straight to KVM's
- * caller; every other ioctl continues into KVM untouched, so no module
- * code is on the stack of a KVM_RUN.  The callback takes a module
- * reference before it diverts and the handler drops it, so rmmod either
- * waits for no one or is refused; the few instructions after the drop are
- * covered by synchronize_rcu_tasks() on unload.
+ * Where KVM has binary stats (5.14+) it makes the stats file itself, with
+ * anon_inode_getfile() (anon_inode_getfile_fmode() since 6.13) given its
+ * kvm_vm_stats_fops or kvm_vcpu_stats_fops.  An ftrace callback with
+ * IPMODIFY (the mechanism livepatch uses) runs at the entry of those
+ * functions of the core kernel: when the file operations are KVM's stats
+ * ones, and only then, it points the saved instruction pointer at our
+ * handler of the same signature, which makes the module's file for the
+ * same VM or vCPU and returns it straight to KVM.  KVM then does for our
+ * file what it does for its own: it takes the reference on the VM that the
+ * file's release drops, and installs the fd.  KVM's checks (the VM's
+ * creator only, no dead VM) have run before.  None of KVM's functions is
+ * traced: a KVM_RUN, like every other ioctl, passes no code of ours, and
+ * a livepatch of KVM's ioctl handlers can load.  Every anon_inode_getfile()
+ * on the host passes the callback, a compare of one argument.
+ *
+ * Where the module brings the ioctl itself (before 5.14), or answers
+ * processes other than the VM's creator (cross_process=1, before KVM's
+ * same-process check), the callback runs at the entry of kvm_vm_ioctl()
+ * and kvm_vcpu_ioctl() instead and diverts KVM_GET_STATS_FD, and nothing
+ * else, to our handlers; every other ioctl continues into KVM untouched,
+ * so no module code is on the stack of a KVM_RUN.
+ *
+ * The callback takes a module reference before it diverts and the handler
+ * drops it, so rmmod either waits for no one or is refused; the few
+ * instructions after the drop are covered by synchronize_rcu_tasks() on
+ * unload.
  *
  * A second, plain ftrace callback at kvm_arch_destroy_vm() tells the
  * counters that a VM is going away.
@@ -18,6 +35,9 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/anon_inodes.h>
+#include <linux/err.h>
+#include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/kvm_host.h>
 #include <linux/module.h>
@@ -30,11 +50,15 @@
 #include <kvm_statsfd/native.h>
 
 /*
- * ftrace locations of the hooked functions, 0 when not hooked: the ioctl
- * handlers, KVM's arch capability check (kernels without binary stats
- * only) and VM destruction.
+ * ftrace locations of the hooked functions, 0 when not hooked: where KVM
+ * makes its stats files, or the ioctl handlers and KVM's arch capability
+ * check (kernels without binary stats only); and VM destruction.
  */
-enum { KS_IP_VM_IOCTL, KS_IP_VCPU_IOCTL, KS_IP_CHECK_EXT, KS_NR_IOCTL_IPS };
+enum {
+	KS_IP_GETFILE, KS_IP_GETFILE_FMODE,
+	KS_IP_VM_IOCTL, KS_IP_VCPU_IOCTL, KS_IP_CHECK_EXT,
+	KS_NR_IOCTL_IPS
+};
 static unsigned long ks_ioctl_ips[KS_NR_IOCTL_IPS];
 static unsigned long ks_destroy_ip;
 
@@ -94,6 +118,40 @@ static long ks_vcpu_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,
 	return ret;
 }
 
+/* The module's file in place of the one KVM was making with @fops. */
+static struct file *ks_stats_file_for_kvm(const char *name,
+					  const struct file_operations *fops,
+					  void *priv)
+{
+	if (fops == ks_kvm.vm_stats_fops)
+		return ks_stats_file_vm(priv, name);
+	return ks_stats_file_vcpu(priv, name);
+}
+
+/* Replaces anon_inode_getfile() when KVM makes a stats file. */
+static struct file *ks_anon_getfile(const char *name,
+				    const struct file_operations *fops,
+				    void *priv, int flags)
+{
+	struct file *file = ks_stats_file_for_kvm(name, fops, priv);
+
+	module_put(THIS_MODULE);
+	return file;
+}
+
+/* Replaces anon_inode_getfile_fmode() when KVM makes a stats file. */
+static struct file *ks_anon_getfile_fmode(const char *name,
+					  const struct file_operations *fops,
+					  void *priv, int flags, fmode_t f_mode)
+{
+	struct file *file = ks_stats_file_for_kvm(name, fops, priv);
+
+	if (!IS_ERR(file))
+		file->f_mode |= f_mode;
+	module_put(THIS_MODULE);
+	return file;
+}
+
 /*
  * Replaces kvm_vm_ioctl_check_extension(kvm, KVM_CAP_BINARY_STATS_FD) on
  * kernels where the module brings the ioctl: QEMU asks before it uses it.
@@ -114,7 +172,17 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 	if (unlikely(!regs))
 		return;
 	arg = regs_get_kernel_argument(regs, 1);
-	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
+	if (ip == ks_ioctl_ips[KS_IP_GETFILE] ||
+	    ip == ks_ioctl_ips[KS_IP_GETFILE_FMODE]) {
+		/* Any anon inode file on the host: KVM's stats files only. */
+		if (arg != (unsigned long)ks_kvm.vm_stats_fops &&
+		    arg != (unsigned long)ks_kvm.vcpu_stats_fops)
+			return;
+		if (ip == ks_ioctl_ips[KS_IP_GETFILE])
+			handler = (unsigned long)ks_anon_getfile;
+		else
+			handler = (unsigned long)ks_anon_getfile_fmode;
+	} else if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
 	    (unsigned int)arg == KVM_GET_STATS_FD)
 		handler = (unsigned long)ks_vm_ioctl_get_stats_fd;
 	else if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL] &&
@@ -133,10 +201,11 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 }
 
 /*
- * Every vCPU ioctl, KVM_RUN included, passes this callback: no recursion
- * guard around it (nor its preemption toggle).  It needs none: the only
- * function it calls, try_module_get(), cannot reach the functions it
- * traces, and it is fine in preemptible context.
+ * Every anon_inode_getfile() (or, with the ioctl hook, every vCPU ioctl,
+ * KVM_RUN included) passes this callback: no recursion guard around it
+ * (nor its preemption toggle).  It needs none: the only function it
+ * calls, try_module_get(), cannot reach the functions it traces, and it
+ * is fine in preemptible context.
  */
 static struct ftrace_ops ks_ioctl_ops = {
 	.func = ks_ioctl_entry,
@@ -215,10 +284,26 @@ void ks_hook_destroy_exit(void)
 	ks_ftrace_detach(&ks_destroy_ops, &ks_destroy_ip, 1);
 }
 
-int ks_hook_init(void)
+/*
+ * Where KVM makes its stats files; or, where the module brings the ioctl
+ * or answers other processes than the VM's creator, KVM's ioctl handlers.
+ */
+static int ks_hook_attach(void)
 {
 	int ret;
 
+	if (!ks_native_brings_ioctl && !ks_cross_process) {
+		ret = ks_ftrace_attach(&ks_ioctl_ops,
+				       (unsigned long)anon_inode_getfile,
+				       "anon_inode_getfile",
+				       &ks_ioctl_ips[KS_IP_GETFILE]);
+		if (!ret && KS_ANON_GETFILE_FMODE)
+			ret = ks_ftrace_attach(&ks_ioctl_ops,
+					       KS_ANON_GETFILE_FMODE,
+					       "anon_inode_getfile_fmode",
+					       &ks_ioctl_ips[KS_IP_GETFILE_FMODE]);
+		return ret;
+	}
 	ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl",
 			       &ks_ioctl_ips[KS_IP_VM_IOCTL]);
 	if (!ret)
@@ -231,15 +316,24 @@ int ks_hook_init(void)
 						     true),
 				       "kvm_vm_ioctl_check_extension",
 				       &ks_ioctl_ips[KS_IP_CHECK_EXT]);
+	return ret;
+}
+
+int ks_hook_init(void)
+{
+	int ret;
+
+	ret = ks_hook_attach();
 	if (ret)
 		goto out_detach;
 	ret = register_ftrace_function(&ks_ioctl_ops);
 	if (ret == -ENOMEM) {
-		pr_err("cannot hook KVM's ioctls: out of memory\n");
+		pr_err("cannot divert KVM_GET_STATS_FD: out of memory\n");
 		goto out_detach;
 	} else if (ret) {
-		pr_err("cannot hook KVM's ioctls (%d): another IPMODIFY user, such as a livepatch, may own them\n",
-		       ret);
+		pr_err("cannot divert KVM_GET_STATS_FD (%d): another IPMODIFY user, such as a livepatch, may own %s\n",
+		       ret, ks_ioctl_ips[KS_IP_GETFILE] ? "anon_inode_getfile" :
+		       "KVM's ioctl handlers");
 		goto out_detach;
 	}
 	return 0;

@@ -26,6 +26,7 @@
 
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/kvm_statsfd.h>
+#include <kvm_statsfd/native.h>
 
 struct ks_kvm_symbols ks_kvm;
 
@@ -111,6 +112,16 @@ int ks_kvm_symbols_init(void)
 	ks_kvm.tp_userspace_exit =
 		(void *)ks_kvm_symbol("__tracepoint_kvm_userspace_exit", false);
 	ks_kvm.tp_mmio = (void *)ks_kvm_symbol("__tracepoint_kvm_mmio", false);
+
+	/* KVM's own stats files, which hook.c replaces with the module's. */
+	if (!ks_native_brings_ioctl) {
+		ks_kvm.vm_stats_fops = (const struct file_operations *)
+			ks_kvm_symbol("kvm_vm_stats_fops", false);
+		ks_kvm.vcpu_stats_fops = (const struct file_operations *)
+			ks_kvm_symbol("kvm_vcpu_stats_fops", false);
+		if (!ks_kvm.vm_stats_fops || !ks_kvm.vcpu_stats_fops)
+			return -ENOENT;
+	}
 
 	if (!ks_kvm.vm_ioctl || !ks_kvm.vcpu_ioctl ||
 	    !ks_kvm.arch_destroy_vm || !ops || !ks_kvm.tp_exit ||

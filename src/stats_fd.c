@@ -406,44 +406,70 @@ static const struct file_operations ks_vcpu_stats_fops = {
 };
 
 /*
- * Install a stats fd reading @priv.  It holds a reference on @kvm from
- * before it is installed until it is released, so it keeps working after
- * the VM and vCPU fds are closed.  Nothing is allocated for the file but
- * the file itself.
+ * A stats file reading @priv.  The caller takes a reference on the VM for
+ * it, once it has it, so that it keeps working after the VM and vCPU fds
+ * are closed; its release drops that reference.  Nothing is allocated for
+ * the file but the file itself.
  */
-static int ks_stats_fd_install(const struct file_operations *fops, void *priv,
-			       struct kvm *kvm, const char *name)
+static struct file *ks_stats_file(const struct file_operations *fops,
+				  void *priv, const char *name)
 {
 	struct file *file;
-	int fd;
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	kvm_get_kvm(kvm);
 	atomic_long_inc(&ks_nr_files);
 	file = anon_inode_getfile(name, fops, priv, O_RDONLY);
 	if (IS_ERR(file)) {
 		atomic_long_dec(&ks_nr_files);
-		kvm_put_kvm(kvm);
-		put_unused_fd(fd);
-		return PTR_ERR(file);
+		return file;
 	}
 	/* Pseudo files are not seekable unless said so (5.10 checks). */
 	file->f_mode |= FMODE_PREAD | FMODE_LSEEK;
+	return file;
+}
+
+struct file *ks_stats_file_vm(struct kvm *kvm, const char *name)
+{
+	struct ks_vm *vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
+
+	/* Its vCPUs count from now on, even where exits cannot allocate. */
+	if (!vm || ks_vm_vcpus_get(vm, GFP_KERNEL_ACCOUNT))
+		return ERR_PTR(-ENOMEM);
+	return ks_stats_file(&ks_vm_stats_fops, vm, name);
+}
+
+struct file *ks_stats_file_vcpu(struct kvm_vcpu *vcpu, const char *name)
+{
+	struct ks_vm *vm = ks_vm_get(vcpu->kvm, GFP_KERNEL_ACCOUNT);
+	struct ks_vcpu *kv;
+
+	if (!vm)
+		return ERR_PTR(-ENOMEM);
+	kv = ks_vm_vcpu_get(vm, vcpu, GFP_KERNEL_ACCOUNT);
+	if (!kv)
+		return ERR_PTR(-ENOMEM);
+	return ks_stats_file(&ks_vcpu_stats_fops, kv, name);
+}
+
+/* Install @file, made for @fd, as KVM installs its own stats files. */
+static int ks_stats_fd_install(int fd, struct file *file, struct kvm *kvm)
+{
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	kvm_get_kvm(kvm);
 	fd_install(fd, file);
 	return fd;
 }
 
 int ks_stats_fd_create_vm(struct kvm *kvm)
 {
-	struct ks_vm *vm = ks_vm_get(kvm, GFP_KERNEL_ACCOUNT);
+	int fd = get_unused_fd_flags(O_CLOEXEC);
 
-	/* Its vCPUs count from now on, even where exits cannot allocate. */
-	if (!vm || ks_vm_vcpus_get(vm, GFP_KERNEL_ACCOUNT))
-		return -ENOMEM;
-	return ks_stats_fd_install(&ks_vm_stats_fops, vm, kvm,
-				   ks_kinds[KS_KIND_VM].anon_name);
+	if (fd < 0)
+		return fd;
+	return ks_stats_fd_install(fd, ks_stats_file_vm(kvm,
+					ks_kinds[KS_KIND_VM].anon_name), kvm);
 }
 
 /* "<prefix>:<id>" into @buf (@len bytes), with no printf machinery. */
@@ -466,18 +492,15 @@ static void ks_vcpu_anon_name(char *buf, size_t len, const char *prefix,
 
 int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 {
-	struct ks_vm *vm = ks_vm_get(vcpu->kvm, GFP_KERNEL_ACCOUNT);
-	struct ks_vcpu *kv;
+	int fd = get_unused_fd_flags(O_CLOEXEC);
 	char name[32];
 
-	if (!vm)
-		return -ENOMEM;
-	kv = ks_vm_vcpu_get(vm, vcpu, GFP_KERNEL_ACCOUNT);
-	if (!kv)
-		return -ENOMEM;
+	if (fd < 0)
+		return fd;
 	ks_vcpu_anon_name(name, sizeof(name), ks_kinds[KS_KIND_VCPU].anon_name,
 			  vcpu->vcpu_id);
-	return ks_stats_fd_install(&ks_vcpu_stats_fops, kv, vcpu->kvm, name);
+	return ks_stats_fd_install(fd, ks_stats_file_vcpu(vcpu, name),
+				   vcpu->kvm);
 }
 
 /* An open stats file allocates nothing of the module's own. */

@@ -22,10 +22,14 @@
  *   KS_HAVE_VM_FLAGS_SET	 a VMA's vm_flags change only through
  *				 vm_flags_set()/vm_flags_clear() (6.3+)
  *   KS_HAVE_TDX_VM		 x86 has TDX VMs, KVM_X86_TDX_VM (6.16+)
+ *   KS_HAVE_ANON_GETFILE_FMODE anon_inode_getfile_fmode() exists (6.12+),
+ *				 which KVM makes its stats files with from
+ *				 6.13 on
  */
 #ifndef _KVM_STATSFD_COMPAT_H
 #define _KVM_STATSFD_COMPAT_H
 
+#include <linux/anon_inodes.h>
 #include <linux/ftrace.h>
 #include <linux/kvm_host.h>
 #include <linux/mm.h>
@@ -210,6 +214,16 @@ static inline void ks_synchronize_handlers(void)
 	synchronize_rcu_tasks_rude();
 #endif
 }
+
+/*
+ * anon_inode_getfile_fmode(), one of the functions KVM makes its stats
+ * files with (hook.c), where it exists; else 0.
+ */
+#ifdef KS_HAVE_ANON_GETFILE_FMODE
+#define KS_ANON_GETFILE_FMODE	((unsigned long)anon_inode_getfile_fmode)
+#else
+#define KS_ANON_GETFILE_FMODE	0UL
+#endif
 
 /*
  * Since 6.3 vm_flags is read-only outside mm, written through these (which

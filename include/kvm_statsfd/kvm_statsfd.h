@@ -14,6 +14,8 @@ struct ks_kvm_symbols {
 	unsigned long vm_ioctl;		/* kvm_vm_ioctl() */
 	unsigned long vcpu_ioctl;	/* kvm_vcpu_ioctl() */
 	unsigned long arch_destroy_vm;	/* kvm_arch_destroy_vm() */
+	/* KVM's own stats files' (5.14+, else NULL). */
+	const struct file_operations *vm_stats_fops, *vcpu_stats_fops;
 	struct kvm_x86_ops *x86_ops;	/* kvm_x86_ops */
 	struct tracepoint *tp_exit, *tp_entry, *tp_userspace_exit, *tp_mmio;
 };
@@ -30,7 +32,10 @@ int ks_kvm_symbols_init(void);
 /* cross_process=: stats fds for processes other than the VM's creator. */
 extern bool ks_cross_process;
 
-/* ftrace on KVM's ioctl handlers (the product) and on VM destruction. */
+/*
+ * ftrace where KVM makes its stats files, or on its ioctl handlers (the
+ * product), and on VM destruction.
+ */
 int ks_hook_init(void);
 void ks_hook_exit(void);
 int ks_hook_destroy_init(void);
@@ -42,6 +47,14 @@ void ks_probes_exit(void);
 /* Create a stats fd for a VM or a vCPU; returns the fd or -errno. */
 int ks_stats_fd_create_vm(struct kvm *kvm);
 int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu);
+
+/*
+ * A stats file for a VM or a vCPU, named @name, or an ERR_PTR: the
+ * caller takes a reference on the VM for it once it has it (as KVM does
+ * for its own), which the file's release drops.
+ */
+struct file *ks_stats_file_vm(struct kvm *kvm, const char *name);
+struct file *ks_stats_file_vcpu(struct kvm_vcpu *vcpu, const char *name);
 
 /* Bytes of one open stats file's private state. */
 unsigned int ks_stats_file_size(void);

@@ -446,6 +446,7 @@ static void load_leftovers(char *why, size_t len)
 	};
 	static const char *const hooked[] = {
 		"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_arch_destroy_vm",
+		"anon_inode_getfile",
 	};
 	unsigned int i;
 

@@ -180,11 +180,7 @@ static void add_param(char *buf, size_t len, const char *params,
 
 int ks_module_load_default(const char *params)
 {
-	char all[512];
-
-	/* The tests read as a telemetry agent does, unless they say. */
-	add_param(all, sizeof(all), params, "cross_process=", "cross_process=1");
-	return ks_insmod(ks_module_path(), all);
+	return ks_insmod(ks_module_path(), params);
 }
 
 int ks_module_load(const char *params)
@@ -461,6 +457,18 @@ int ks_module_restore(const struct ks_module_state *st)
 			return ret;
 	}
 	return st->was_loaded ? ks_module_load(st->params) : 0;
+}
+
+int ks_module_reload(const char *params)
+{
+	int ret;
+
+	if (ks_module_loaded()) {
+		ret = ks_module_unload_wait(5000);
+		if (ret)
+			return ret;
+	}
+	return ks_module_load(params);
 }
 
 void ks_close_from(int first)

@@ -49,9 +49,9 @@ const char *ks_module_path(void);
 int ks_insmod(const char *path, const char *params);
 /*
  * Load the module with @params ("" for none); returns 0 or -errno.  With
- * cross_process=1 unless @params says otherwise: the tests read other
- * processes' VMs as a telemetry agent does.  With stats=all unless
- * @params says otherwise: most tests check every group.
+ * stats=all unless @params says otherwise: most tests check every group.
+ * cross_process stays as the module's default (off: its stats files are
+ * made where KVM makes its own) unless @params says cross_process=1.
  */
 int ks_module_load(const char *params);
 /* The same with the module's default stat groups unless @params says. */
@@ -115,6 +115,12 @@ int ks_module_ensure(const char *mode);
 int ks_module_unload_wait(int timeout_ms);
 /* Put the module back as @st saw it.  0 or -errno. */
 int ks_module_restore(const struct ks_module_state *st);
+/*
+ * Reload the module with @params, as ks_module_load() loads it, for a
+ * test that needs another load than its fixture's (which restores the
+ * fixture's after it).  0 or -errno.
+ */
+int ks_module_reload(const char *params);
 
 /* Close every fd from @first up (test teardown: nothing may keep a ref). */
 void ks_close_from(int first);
