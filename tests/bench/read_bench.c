@@ -65,14 +65,20 @@
  */
 static const char *bench_groups = "all";
 
-static int bench_load(void)
+static int bench_load_with(const char *extra)
 {
 	char params[160];
 
 	if (!strcmp(bench_groups, "default"))
-		return ks_module_load_default("");
-	snprintf(params, sizeof(params), "stats=%s", bench_groups);
+		return ks_module_load_default(extra);
+	snprintf(params, sizeof(params), "stats=%s%s%s", bench_groups,
+		 *extra ? " " : "", extra);
 	return ks_module_load(params);
+}
+
+static int bench_load(void)
+{
+	return bench_load_with("");
 }
 #define MAX_VCPUS	256
 
@@ -339,8 +345,10 @@ static double time_open(int vcpu_fd, int reps)
 
 /*
  * A vCPU ioctl that KVM answers at once (KVM_GET_MP_STATE): what the
- * module's hook on KVM's vCPU ioctl handler adds to every vCPU ioctl,
- * KVM_RUN included, is the difference with the module loaded.
+ * module adds to every vCPU ioctl, KVM_RUN included, is the difference
+ * with the module loaded.  Nothing by default where KVM has binary stats
+ * (no KVM function is traced); with cross_process=1 (and before 5.14),
+ * the ftrace callback on KVM's vCPU ioctl handler.
  */
 static double time_vcpu_ioctl(int vcpu_fd, int reps)
 {
@@ -352,6 +360,33 @@ static double time_vcpu_ioctl(int vcpu_fd, int reps)
 		if (ioctl(vcpu_fd, KVM_GET_MP_STATE, &mp))
 			die("KVM_GET_MP_STATE", errno);
 	return (now_ns() - t0) / reps;
+}
+
+/*
+ * RUNS timings of KVM_GET_STATS_FD+close, then of a vCPU ioctl, on
+ * @vcpu_fd into @t_open and @t_ioctl: with the module loaded with @extra
+ * (then unloaded again), or without it if @extra is NULL.
+ */
+static void time_one_load(int vcpu_fd, const char *extra, double *t_open,
+			  double *t_ioctl)
+{
+	int i, ret;
+
+	if (extra) {
+		ret = bench_load_with(extra);
+		if (ret)
+			die("loading kvm_statsfd", -ret);
+	}
+	time_open(vcpu_fd, 20);
+	for (i = 0; i < RUNS; i++)
+		t_open[i] = time_open(vcpu_fd, 200);
+	for (i = 0; i < RUNS; i++)
+		t_ioctl[i] = time_vcpu_ioctl(vcpu_fd, 200);
+	if (extra) {
+		ret = ks_module_unload_wait(10000);
+		if (ret)
+			die("unloading kvm_statsfd", -ret);
+	}
 }
 
 static void out(const char *key, int n, double v)
@@ -594,28 +629,17 @@ static int bench_vm(int n, int first)
 	/* Opening cost, last: native needs the module gone. */
 	if (first) {
 		double on[2 * RUNS], om[2 * RUNS], in[2 * RUNS], im[2 * RUNS];
-		int blk, i, k = 0;
+		double ox[2 * RUNS], ix[2 * RUNS];
+		int blk, k = 0;
 
 		ret = ks_module_unload_wait(10000);
 		if (ret)
 			die("unloading kvm_statsfd", -ret);
 		for (blk = 0; blk < 2; blk++) {
-			time_open(vm.vcpu[0], 20);
-			for (i = 0; i < RUNS; i++)
-				on[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
-			for (i = 0; i < RUNS; i++)
-				in[blk * RUNS + i] = time_vcpu_ioctl(vm.vcpu[0], 200);
-			ret = bench_load();
-			if (ret)
-				die("loading kvm_statsfd", -ret);
-			time_open(vm.vcpu[0], 20);
-			for (i = 0; i < RUNS; i++)
-				om[blk * RUNS + i] = time_open(vm.vcpu[0], 200);
-			for (i = 0; i < RUNS; i++)
-				im[blk * RUNS + i] = time_vcpu_ioctl(vm.vcpu[0], 200);
-			ret = ks_module_unload_wait(10000);
-			if (ret)
-				die("unloading kvm_statsfd", -ret);
+			time_one_load(vm.vcpu[0], NULL, on + k, in + k);
+			time_one_load(vm.vcpu[0], "", om + k, im + k);
+			/* The agent's load, which diverts in KVM's handlers. */
+			time_one_load(vm.vcpu[0], "cross_process=1", ox + k, ix + k);
 			k += RUNS;
 		}
 		out("open_native", 0, median(on, k));
@@ -625,6 +649,10 @@ static int bench_vm(int n, int first)
 		out("vcpu_ioctl_native", 0, median(in, k));
 		out("vcpu_ioctl_module", 0, median(im, k));
 		out("vcpu_ioctl_hook_cost", 0, median(im, k) - median(in, k));
+		out("open_module_cross_process", 0, median(ox, k));
+		out("vcpu_ioctl_module_cross_process", 0, median(ix, k));
+		out("vcpu_ioctl_hook_cost_cross_process", 0,
+		    median(ix, k) - median(in, k));
 	} else {
 		ret = ks_module_unload_wait(10000);
 		if (ret)
