@@ -59,6 +59,7 @@ enum {
 	KS_IP_VM_IOCTL, KS_IP_VCPU_IOCTL, KS_IP_CHECK_EXT,
 	KS_NR_IOCTL_IPS
 };
+
 static unsigned long ks_ioctl_ips[KS_NR_IOCTL_IPS];
 static unsigned long ks_destroy_ip;
 
@@ -162,36 +163,40 @@ static int ks_check_ext_binary_stats(struct kvm *kvm, long ext)
 	return 1;
 }
 
+/* Our handler for the call of the traced function at @ip, or 0. */
+static __always_inline unsigned long ks_handler_for(unsigned long ip,
+						    unsigned long arg)
+{
+	/* Any anon inode file on the host: KVM's stats files only. */
+	bool kvm_file = arg == (unsigned long)ks_kvm.vm_stats_fops ||
+			arg == (unsigned long)ks_kvm.vcpu_stats_fops;
+	bool stats_fd = (unsigned int)arg == KVM_GET_STATS_FD;
+
+	if (ip == ks_ioctl_ips[KS_IP_GETFILE])
+		return kvm_file ? (unsigned long)ks_anon_getfile : 0;
+	if (ip == ks_ioctl_ips[KS_IP_GETFILE_FMODE])
+		return kvm_file ? (unsigned long)ks_anon_getfile_fmode : 0;
+	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL])
+		return stats_fd ? (unsigned long)ks_vm_ioctl_get_stats_fd : 0;
+	if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL])
+		return stats_fd ? (unsigned long)ks_vcpu_ioctl_get_stats_fd : 0;
+	if (ip == ks_ioctl_ips[KS_IP_CHECK_EXT] &&
+	    arg == KVM_CAP_BINARY_STATS_FD)
+		return (unsigned long)ks_check_ext_binary_stats;
+	return 0;
+}
+
 static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *op,
 				   struct ks_ftrace_regs *fregs)
 {
 	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
-	unsigned long handler, arg;
+	unsigned long handler;
 
 	if (unlikely(!regs))
 		return;
-	arg = regs_get_kernel_argument(regs, 1);
-	if (ip == ks_ioctl_ips[KS_IP_GETFILE] ||
-	    ip == ks_ioctl_ips[KS_IP_GETFILE_FMODE]) {
-		/* Any anon inode file on the host: KVM's stats files only. */
-		if (arg != (unsigned long)ks_kvm.vm_stats_fops &&
-		    arg != (unsigned long)ks_kvm.vcpu_stats_fops)
-			return;
-		if (ip == ks_ioctl_ips[KS_IP_GETFILE])
-			handler = (unsigned long)ks_anon_getfile;
-		else
-			handler = (unsigned long)ks_anon_getfile_fmode;
-	} else if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
-	    (unsigned int)arg == KVM_GET_STATS_FD)
-		handler = (unsigned long)ks_vm_ioctl_get_stats_fd;
-	else if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL] &&
-		 (unsigned int)arg == KVM_GET_STATS_FD)
-		handler = (unsigned long)ks_vcpu_ioctl_get_stats_fd;
-	else if (ip == ks_ioctl_ips[KS_IP_CHECK_EXT] &&
-		 arg == KVM_CAP_BINARY_STATS_FD)
-		handler = (unsigned long)ks_check_ext_binary_stats;
-	else
+	handler = ks_handler_for(ip, regs_get_kernel_argument(regs, 1));
+	if (!handler)
 		return;
 
 	/* Unloading: let KVM answer as it would without us. */
