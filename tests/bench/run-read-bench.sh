@@ -113,10 +113,13 @@ for want in "$@"; do
 		printf '  %-42s %10s\n' "KVM's" "$(value "$res" open_native)"
 		printf '  %-42s %10s\n' "module's" "$(value "$res" open_module)"
 		printf '  %-42s %10s\n' "ratio module/native" "$(value "$res" ratio_open_module/native)"
-		echo "a vCPU ioctl KVM answers at once (KVM_GET_MP_STATE): the hook's cost on every vCPU ioctl, KVM_RUN included"
+		printf '  %-42s %10s\n' "module's, cross_process=1" "$(value "$res" open_module_cross_process)"
+		echo "a vCPU ioctl KVM answers at once (KVM_GET_MP_STATE): what the module adds to every vCPU ioctl, KVM_RUN included"
 		printf '  %-42s %10s\n' "module not loaded" "$(value "$res" vcpu_ioctl_native)"
 		printf '  %-42s %10s\n' "module loaded" "$(value "$res" vcpu_ioctl_module)"
 		printf '  %-42s %10s\n' "difference" "$(value "$res" vcpu_ioctl_hook_cost)"
+		printf '  %-42s %10s\n' "module loaded, cross_process=1" "$(value "$res" vcpu_ioctl_module_cross_process)"
+		printf '  %-42s %10s\n' "difference, cross_process=1" "$(value "$res" vcpu_ioctl_hook_cost_cross_process)"
 		echo "memory"
 		grep -E '^@bench (slab_|vcpu_states_made|module_bytes)' "$res" | sed 's/^@bench /  /'
 		echo
