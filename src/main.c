@@ -33,7 +33,7 @@ MODULE_PARM_DESC(mode,
  * SVM): the histograms of latency, class_latency and userspace_exits
  * (272, 1280 and 392 bytes) are asked for (Documentation/stats-fd.rst).
  */
-static char *stats = "exit_reasons,io_msr,guest_time";
+static char *stats = KS_DEFAULT_STATS;
 module_param(stats, charp, 0444);
 MODULE_PARM_DESC(stats,
 		 "the module's stat groups to serve: all, none, or a comma-separated list of exit_reasons, latency, class_latency, userspace_exits, io_msr, guest_time (default: exit_reasons,io_msr,guest_time)");

@@ -71,9 +71,6 @@ static u8 ks_class_of[KS_SVM_NR_BUCKETS] __ro_after_init;
 #define KS_SET_TSC		BIT(KS_NR_GROUPS + 2)
 #define KS_SET_COUNTING		(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
 				 BIT(KS_GRP_USERSPACE))
-/* The groups a load with no stats= parameter serves (main.c). */
-#define KS_SET_DEFAULT		(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
-				 BIT(KS_GRP_GUEST_TIME))
 #define KS_TIME_GROUPS		(BIT(KS_GRP_LATENCY) | \
 				 BIT(KS_GRP_CLASS_LATENCY) | \
 				 BIT(KS_GRP_GUEST_TIME))
@@ -320,9 +317,9 @@ KS_EXIT_PROBE(ks_probe_kvm_exit_all_vmx_tsc, KS_SET_ALL | KS_SET_VMX | KS_SET_TS
 KS_EXIT_PROBE(ks_probe_kvm_exit_counting_svm, KS_SET_COUNTING | KS_SET_SVM)
 KS_EXIT_PROBE(ks_probe_kvm_exit_counting_vmx, KS_SET_COUNTING | KS_SET_VMX)
 KS_EXIT_PROBE(ks_probe_kvm_exit_default_svm_tsc,
-	      KS_SET_DEFAULT | KS_SET_SVM | KS_SET_TSC)
+	      KS_DEFAULT_GROUPS | KS_SET_SVM | KS_SET_TSC)
 KS_EXIT_PROBE(ks_probe_kvm_exit_default_vmx_tsc,
-	      KS_SET_DEFAULT | KS_SET_VMX | KS_SET_TSC)
+	      KS_DEFAULT_GROUPS | KS_SET_VMX | KS_SET_TSC)
 
 static notrace void ks_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 				       bool force_immediate_exit)
@@ -341,7 +338,7 @@ static notrace void ks_probe_kvm_entry_default_tsc(void *data,
 						   struct kvm_vcpu *vcpu,
 						   bool force_immediate_exit)
 {
-	ks_entry(KS_SET_DEFAULT | KS_SET_TSC, vcpu);
+	ks_entry(KS_DEFAULT_GROUPS | KS_SET_TSC, vcpu);
 }
 
 /*
@@ -495,7 +492,7 @@ int ks_probes_init(void)
 		ks_probes[0].func = ks_vendor_is_svm() ? ks_probe_kvm_exit_all_svm_tsc :
 							 ks_probe_kvm_exit_all_vmx_tsc;
 		ks_probes[1].func = ks_probe_kvm_entry_all_tsc;
-	} else if (set == KS_SET_DEFAULT && static_key_enabled(&ks_clock_tsc)) {
+	} else if (set == KS_DEFAULT_GROUPS && static_key_enabled(&ks_clock_tsc)) {
 		ks_probes[0].func = ks_vendor_is_svm() ?
 				    ks_probe_kvm_exit_default_svm_tsc :
 				    ks_probe_kvm_exit_default_vmx_tsc;

@@ -14,6 +14,7 @@
 #ifndef _KVM_STATSFD_LAYOUT_H
 #define _KVM_STATSFD_LAYOUT_H
 
+#include <linux/bits.h>
 #include <linux/jump_label.h>
 #include <linux/kvm.h>
 #include <linux/types.h>
@@ -53,6 +54,15 @@ enum ks_group {
 	KS_NR_GROUPS,
 	KS_GRP_ALWAYS = KS_NR_GROUPS,	/* served whatever the load asks */
 };
+
+/*
+ * The groups a load with no stats= parameter serves, as the parameter
+ * names them and as a mask (the exit path has probes compiled for it):
+ * the one place that says what the default is.
+ */
+#define KS_DEFAULT_STATS	"exit_reasons,io_msr,guest_time"
+#define KS_DEFAULT_GROUPS	(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
+				 BIT(KS_GRP_GUEST_TIME))
 
 /* One static key per group, and one for "some group reads the clock". */
 extern struct static_key_true ks_group_on[KS_NR_GROUPS];
