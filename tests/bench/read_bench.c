@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "kvmstats.h"
+#include "internal.h"
 #include "ks_util.h"
 
 #define RUNS		15	/* runs per set; medians over these */
@@ -242,31 +243,16 @@ static void set_close(struct set *s, int n)
 static unsigned char buf[1 << 20];
 
 /*
- * Per-op time of copying @len bytes out of a mapping, each u64 loaded
- * whole, eight a round (as libkvmstats does).
+ * Per-op time of copying @len bytes out of a mapping with libkvmstats'
+ * own copy (each u64 loaded whole).
  */
-static double time_mapped(const volatile uint64_t *restrict m, size_t len,
-			  int reps)
+static double time_mapped(const volatile uint64_t *m, size_t len, int reps)
 {
-	uint64_t *restrict dst = (uint64_t *)buf;
-	size_t w, n = len / 8;
 	double t0 = now_ns();
 	int i;
 
-	for (i = 0; i < reps; i++) {
-		for (w = 0; w + 8 <= n; w += 8) {
-			dst[w] = m[w];
-			dst[w + 1] = m[w + 1];
-			dst[w + 2] = m[w + 2];
-			dst[w + 3] = m[w + 3];
-			dst[w + 4] = m[w + 4];
-			dst[w + 5] = m[w + 5];
-			dst[w + 6] = m[w + 6];
-			dst[w + 7] = m[w + 7];
-		}
-		for (; w < n; w++)
-			dst[w] = m[w];
-	}
+	for (i = 0; i < reps; i++)
+		kvmstats__copy_mapped((uint64_t *)buf, m, len / 8);
 	return (now_ns() - t0) / reps;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Private to libkvmstats: not installed, not for consumers. */
+/* Private to libkvmstats (and its in-tree read bench): not installed. */
 #ifndef KVMSTATS_INTERNAL_H
 #define KVMSTATS_INTERNAL_H
 
@@ -24,6 +24,12 @@ int kvmstats__load(struct kvmstats *s, struct kvmstats_src *src);
 void kvmstats__reset(struct kvmstats *s);
 /* Undo the mapping kvmstats_open() may have made (read.c). */
 void kvmstats__unmap(struct kvmstats *s);
+/*
+ * @n u64s out of a mapping, each loaded whole, eight a round (read.c; the
+ * read bench times it too).
+ */
+void kvmstats__copy_mapped(uint64_t *restrict dst,
+			   const volatile uint64_t *restrict src, size_t n);
 int kvmstats__err(struct kvmstats *s, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

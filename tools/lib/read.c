@@ -213,9 +213,8 @@ static int refresh_range(struct kvmstats *s, uint64_t off, size_t len)
 	return 0;
 }
 
-/* @n u64s out of a mapping, each loaded whole, eight a round. */
-static void copy_mapped(uint64_t *restrict dst,
-			const volatile uint64_t *restrict src, size_t n)
+void kvmstats__copy_mapped(uint64_t *restrict dst,
+			   const volatile uint64_t *restrict src, size_t n)
 {
 	size_t i = 0;
 
@@ -248,7 +247,7 @@ int kvmstats_refresh(struct kvmstats *s)
 	ret = refresh_range(s, 0, s->_map_off);
 	if (ret)
 		return ret;
-	copy_mapped(s->data + s->_map_off / 8, s->_map, s->_map_size / 8);
+	kvmstats__copy_mapped(s->data + s->_map_off / 8, s->_map, s->_map_size / 8);
 	end = s->_map_off + s->_map_size;
 	return refresh_range(s, end, s->data_size - end);
 }
