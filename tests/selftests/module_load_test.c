@@ -2,7 +2,8 @@
 /*
  * kvm_statsfd.ko loads, shows up live in sysfs, refuses a second load and
  * unloads cleanly, several times over; and it traces only the kernel
- * functions it says it does (kvm_ioctls_untraced).
+ * functions it says it does (kvm_ioctls_untraced), so that it lives beside
+ * a livepatch of KVM's ioctl handlers (beside_a_livepatch).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "ks_util.h"
+#include "kvmstats.h"
 
 static void read_sysfs(const char *path, char *buf, size_t len)
 {
@@ -40,8 +43,12 @@ FIXTURE_SETUP(module)
 		ASSERT_EQ(0, ks_module_unload());
 }
 
+#define STANDIN	"livepatch_standin"
+
 FIXTURE_TEARDOWN(module)
 {
+	/* beside_a_livepatch's module, if it stopped before unloading it. */
+	syscall(SYS_delete_module, STANDIN, O_NONBLOCK);
 	if (self->was_loaded && !ks_module_loaded())
 		ks_module_load("");
 	else if (!self->was_loaded && ks_module_loaded())
@@ -219,6 +226,79 @@ TEST_F(module, kvm_ioctls_untraced)
 	ASSERT_EQ(0, ks_module_load("cross_process=1"));
 	handlers_traced(_metadata, 1, "cross_process=1");
 	ASSERT_EQ(0, ks_module_unload());
+}
+
+/* 1 if a stats fd of a new VM's vCPU is the module's, 0 if KVM's, -errno. */
+static int stats_fd_is_modules(void)
+{
+	static const unsigned char hlt[] = { 0xf4 };
+	struct ks_exit_codes ec;
+	struct kvmstats s;
+	struct ks_vm vm;
+	int fd, ret;
+
+	ks_host_exit_codes(&ec);
+	ret = ks_vm_create(&vm, hlt, sizeof(hlt), 1);
+	if (ret)
+		return ret;
+	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ret = fd < 0 ? -errno : kvmstats_open(&s, fd);
+	if (!ret) {
+		ret = kvmstats_find(&s, ec.stat) != NULL;
+		kvmstats_close(&s);	/* closes fd */
+	} else if (fd >= 0) {
+		close(fd);		/* not taken on failure */
+	}
+	ks_vm_destroy(&vm);
+	return ret;
+}
+
+/*
+ * Beside a livepatch of KVM's ioctl handlers, here a test module that owns
+ * both the way a livepatch does (an ftrace_ops with IPMODIFY on each:
+ * tests/rig/livepatch_standin/), loaded before or after the module: where
+ * KVM has binary stats the default load lives beside it and serves its
+ * stats fds; with cross_process=1 (and before 5.14, where the module
+ * brings the ioctl) the module needs those handlers itself, so whichever
+ * of the two comes second is refused with EBUSY, and the first works on.
+ */
+TEST_F(module, beside_a_livepatch)
+{
+	char path[512];
+	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
+	int native = ks_native_binary_stats();
+
+	ASSERT_LE(0, native);
+	snprintf(path, sizeof(path), "%.*s/" STANDIN ".ko",
+		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
+	if (access(path, R_OK))
+		SKIP(return, "no %s: not built for this lane", path);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+
+	/* The livepatch first, then the module. */
+	ASSERT_EQ(0, ks_insmod(path, "")) TH_LOG("loading %s", path);
+	if (native) {
+		ASSERT_EQ(0, ks_module_load_default(""));
+		EXPECT_EQ(1, stats_fd_is_modules());
+		EXPECT_EQ(0, ks_module_unload());
+	} else {
+		EXPECT_EQ(-EBUSY, ks_module_load_default(""));
+	}
+	EXPECT_EQ(-EBUSY, ks_module_load("cross_process=1"));
+	EXPECT_EQ(0, ks_module_loaded());
+	ASSERT_EQ(0, unload_module(STANDIN));
+
+	/* The module first, then the livepatch. */
+	ASSERT_EQ(0, ks_module_load_default(""));
+	EXPECT_EQ(native ? 0 : -EBUSY, ks_insmod(path, ""));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	unload_module(STANDIN);
+	ASSERT_EQ(0, ks_module_unload());
+	ASSERT_EQ(0, ks_module_load("cross_process=1"));
+	EXPECT_EQ(-EBUSY, ks_insmod(path, ""));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	EXPECT_EQ(0, ks_module_unload());
 }
 
 TEST_HARNESS_MAIN

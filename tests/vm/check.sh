@@ -181,13 +181,15 @@ done
 # the host's compiler go one after the other, each chroot-built kernel in
 # parallel with them (a cold chroot is mostly downloads and dpkg).
 
-# build_kernel SERIES REL ROOT: the one module build for a kernel (and the
-# rig's WARN module on the self-test lane's kernel).
+# build_kernel SERIES REL ROOT: the one module build for a kernel, the
+# rig's livepatch stand-in (and its WARN module on the self-test lane's
+# kernel).
 build_kernel() {
 	local s=$1 rel=$2 root=$3 t
 	t=$(date +%s)
 	mkdir -p "$RUN/build/$rel"
 	if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
+		build_livepatch_standin "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1 &&
 		{ [ "$WARN_LANE" != "$s" ] ||
 			build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
 		touch "$RUN/build/$rel/ok"
@@ -236,8 +238,7 @@ initrd_of() {
 		# shellcheck disable=SC2046 # the payload is a list of options
 		"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$f.tmp" \
 			--module "$BUILD/$rel/module/kvm_statsfd.ko" \
-			$(for w in "$BUILD/$rel/rig_warn/rig_warn.ko"; do
-				[ -f "$w" ] && echo --module "$w"; done) \
+			$(rig_modules_of "$rel") \
 			$(guest_test_payload) && mv "$f.tmp" "$f"
 	) 8> "$RUN/build/$rel/initrd.lock" >&2
 	[ -f "$f" ] && echo "$f"

@@ -85,9 +85,30 @@ build_rig_warn() {
 	build_module "$rel" "$root" "$BUILD/$rel/rig_warn"
 }
 
-# Our module and the rig's WARN module for one kernel, in BUILD/REL/.
+# The rig's stand-in for a livepatch of KVM's ioctl handlers
+# (module_load_test.beside_a_livepatch), in BUILD/REL/livepatch_standin.
+build_livepatch_standin() {
+	local rel=$1 root=$2
+	mirror_tree "$TOP/tests/rig/livepatch_standin" \
+		"$BUILD/$rel/livepatch_standin" .
+	build_module "$rel" "$root" "$BUILD/$rel/livepatch_standin"
+}
+
+# The rig's modules built for REL, as build-initramfs.sh options.
+rig_modules_of() {
+	local m
+
+	for m in "$BUILD/$1/rig_warn/rig_warn.ko" \
+		"$BUILD/$1/livepatch_standin/livepatch_standin.ko"; do
+		[ -f "$m" ] && echo --module "$m"
+	done
+	return 0
+}
+
+# Our module and the rig's modules for one kernel, in BUILD/REL/.
 build_modules_for() {
-	build_module_once "$1" "$2" && build_rig_warn "$1" "$2"
+	build_module_once "$1" "$2" && build_rig_warn "$1" "$2" &&
+		build_livepatch_standin "$1" "$2"
 }
 
 # Kernel command line of the test guests, for the kernel in ROOT: no zeroing

@@ -29,9 +29,10 @@ if [ $# -gt 0 ]; then
 else
 	payload=$(guest_test_payload)
 fi
-# shellcheck disable=SC2086 # the payload is a list of options
+# shellcheck disable=SC2046,SC2086 # the payload is a list of options
 "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
-	--module "$BUILD/$rel/module/kvm_statsfd.ko" $payload
+	--module "$BUILD/$rel/module/kvm_statsfd.ko" $(rig_modules_of "$rel") \
+	$payload
 step "[$series] booting $rel"
 # shellcheck disable=SC2046 # the command line is a list of words
 "$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \

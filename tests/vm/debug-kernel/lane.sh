@@ -30,11 +30,12 @@ fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 
-step "[$SERIES] building kvm_statsfd.ko and rig_detect.ko (W=1) for $rel"
+step "[$SERIES] building kvm_statsfd.ko, rig_detect.ko (W=1) and the livepatch stand-in for $rel"
 mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
 mirror_tree "$TOP/tests/rig/detector_module" "$BUILD/$rel/rig_detect" .
 if ! build_module "$rel" "$root" "$BUILD/$rel/module" W=1 ||
-	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1; then
+	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1 ||
+	! build_livepatch_standin "$rel" "$root"; then
 	lane_tap 0 "module builds against $rel"
 	lane_finish
 fi
@@ -50,6 +51,7 @@ fi
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--module "$BUILD/$rel/rig_detect/rig_detect.ko" \
+	$(rig_modules_of "$rel") \
 	$(guest_test_payload); then
 	lane_tap 0 "initramfs for $rel"
 	lane_finish
