@@ -72,7 +72,7 @@
 FIXTURE(compat) {
 	struct ks_module_state mod;
 	struct ks_exit_codes ec;
-	long base[3];		/* vms, vcpus, files */
+	struct ks_baseline base;
 	int ready;
 };
 
@@ -89,22 +89,13 @@ FIXTURE_SETUP(compat)
 	       getauxval(AT_SYSINFO) ? "the vDSO" : "int $0x80");
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
-	self->base[0] = ks_objects_wait_le("vms", 0, FREE_WAIT_MS);
-	self->base[1] = ks_objects_wait_le("vcpus", 0, FREE_WAIT_MS);
-	self->base[2] = ks_objects_read("files");
-	ASSERT_LE(0, self->base[0]);
-	ASSERT_LE(0, self->base[1]);
-	ASSERT_LE(0, self->base[2]);
+	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
 	self->ready = 1;
 }
 
 FIXTURE_TEARDOWN(compat)
 {
-	int ret;
-
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 #define NEED_SETUP() do { if (!self->ready) return; } while (0)
@@ -112,11 +103,7 @@ FIXTURE_TEARDOWN(compat)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(compat) *self)
 {
-	EXPECT_EQ(self->base[2], ks_objects_read("files"));
-	EXPECT_EQ(self->base[0], ks_objects_wait_le("vms", self->base[0],
-						    FREE_WAIT_MS));
-	EXPECT_EQ(self->base[1], ks_objects_wait_le("vcpus", self->base[1],
-						    FREE_WAIT_MS));
+	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
 }
 
 /* A VM whose vCPUs run N_CPUID CPUIDs, an OUT, then HLT. */
@@ -171,7 +158,7 @@ TEST_F(compat, vm_and_vcpu_stats_fds)
 		ASSERT_LE(0, sfd[i]);
 		EXPECT_EQ(FD_CLOEXEC, fcntl(sfd[i], F_GETFD) & FD_CLOEXEC);
 	}
-	EXPECT_EQ(self->base[2] + COMPAT_VCPUS + 1, ks_objects_read("files"));
+	EXPECT_EQ(self->base.files + COMPAT_VCPUS + 1, ks_objects_read("files"));
 
 	/* vCPU 0 runs to its HLT, vCPU 1 only to its OUT. */
 	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
@@ -345,7 +332,7 @@ TEST_F(compat, native_after_rmmod)
 	kvmstats_close(&s);
 	ks_vm_destroy(&vm);
 	/* Nothing of the module's survived its unload. */
-	self->base[0] = self->base[1] = self->base[2] = 0;
+	self->base.vms = self->base.vcpus = self->base.files = 0;
 	check_no_leak(_metadata, self);
 }
 

@@ -200,16 +200,12 @@ FIXTURE_SETUP(fault)
 
 FIXTURE_TEARDOWN(fault)
 {
-	int ret;
-
 	fail_nth_set(0);
 	if (self->ready) {
 		only_our_caches(0);
 		load_filter(NULL);
 	}
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 #define NEED_SETUP() do { if (!self->ready) return; } while (0)

@@ -113,15 +113,11 @@ FIXTURE_SETUP(hostile)
 
 FIXTURE_TEARDOWN(hostile)
 {
-	int ret;
-
 	if (self->vm_created)
 		ks_vm_destroy(&self->vm);
-	ks_close_from(3);
 	free(self->full[0]);
 	free(self->full[1]);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 #define NEED_SETUP() do { if (!self->ready) return; } while (0)

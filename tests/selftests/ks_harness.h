@@ -30,4 +30,56 @@
 				      strerror(-__ks_ret));		\
 } while (0)
 
+/*
+ * In a FIXTURE_TEARDOWN, last: close every fd the test left open (none may
+ * keep a reference) and put the module back as KS_SETUP_MODULE found it.
+ */
+#define KS_TEARDOWN_MODULE(mod) do {					\
+	int __ks_ret;							\
+									\
+	ks_close_from(3);						\
+	__ks_ret = ks_module_restore(mod);				\
+	EXPECT_EQ(0, __ks_ret) TH_LOG("restoring the module: %s",	\
+				      strerror(-__ks_ret));		\
+} while (0)
+
+/*
+ * What a test must leave as it found it: the module's live VM and vCPU
+ * states and open stats files (/sys/module/kvm_statsfd/objects), and the
+ * process's open fds.
+ */
+struct ks_baseline {
+	long vms, vcpus, files;
+	int fds;
+};
+
+/*
+ * In a FIXTURE_SETUP: take the baseline once the states of VMs destroyed
+ * before are freed, waiting up to @wait_ms for that (KVM's destruction,
+ * an RCU grace period and a work item).
+ */
+#define KS_BASELINE_TAKE(b, wait_ms) do {				\
+	(b)->vms = ks_objects_wait_le("vms", 0, (wait_ms));		\
+	(b)->vcpus = ks_objects_wait_le("vcpus", 0, (wait_ms));		\
+	(b)->files = ks_objects_read("files");				\
+	(b)->fds = ks_count_fds();					\
+	ASSERT_LE(0, (b)->vms);						\
+	ASSERT_LE(0, (b)->vcpus);					\
+	ASSERT_LE(0, (b)->files);					\
+	ASSERT_LT(0, (b)->fds);						\
+} while (0)
+
+/*
+ * At the end of a test: every fd it opened is closed, no stats file is
+ * open, and the VM and vCPU states are freed again (polled, @wait_ms).
+ */
+#define KS_BASELINE_CHECK(b, wait_ms) do {				\
+	EXPECT_EQ((b)->fds, ks_count_fds()) TH_LOG("fds left open");	\
+	EXPECT_EQ((b)->files, ks_objects_read("files"));		\
+	EXPECT_EQ((b)->vms,						\
+		  ks_objects_wait_le("vms", (b)->vms, (wait_ms)));	\
+	EXPECT_EQ((b)->vcpus,						\
+		  ks_objects_wait_le("vcpus", (b)->vcpus, (wait_ms)));	\
+} while (0)
+
 #endif /* KS_HARNESS_H */

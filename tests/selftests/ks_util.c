@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,46 @@ int ks_module_reload(const char *params)
 			return ret;
 	}
 	return ks_module_load(params);
+}
+
+size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n)
+{
+	static const unsigned char tmpl[] = {
+		0xbe, 0, 0,		/* 0: mov si, n */
+		0x66, 0x31, 0xc0,	/* 3: xor eax, eax */
+		0x0f, 0xa2,		/* 6: cpuid */
+		0x4e,			/* 8: dec si */
+		0x75, 0xf8,		/* 9: jnz 3 */
+		0xb0, 0x42,		/* 11: mov al, 0x42 */
+		0xe6, 0x10,		/* 13: out 0x10, al */
+		0xeb, 0xef,		/* 15: jmp 0 */
+	};
+
+	memcpy(c, tmpl, sizeof(tmpl));
+	c[1] = n & 0xff;
+	c[2] = n >> 8;
+	return sizeof(tmpl);
+}
+
+int ks_stress_scale(void)
+{
+	const char *s = getenv("KS_STRESS_SCALE");
+	int v = s ? atoi(s) : 1;
+
+	return v < 1 ? 1 : v > 100 ? 100 : v;
+}
+
+void ks_errs_add(struct ks_errs *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&e->lock);
+	if (!e->count++) {
+		va_start(ap, fmt);
+		vsnprintf(e->first, sizeof(e->first), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&e->lock);
 }
 
 void ks_close_from(int first)

@@ -6,6 +6,7 @@
 #ifndef KS_UTIL_H
 #define KS_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/kvm.h>
@@ -71,6 +72,12 @@ size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
 			      const unsigned int *counts, int nr_seg);
 
 /* Guest code: CPUID (leaf 0) in an endless loop; never exits to userspace. */
+/*
+ * Guest code into @c (17 bytes): CPUID @n times, "out 0x10, al", and
+ * again, forever: every KVM_RUN returns with KVM_EXIT_IO after exactly
+ * n + 1 exits.  Returns its length.
+ */
+size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n);
 extern const unsigned char ks_code_cpuid_forever[];
 extern const size_t ks_code_cpuid_forever_len;
 
@@ -121,6 +128,26 @@ int ks_module_restore(const struct ks_module_state *st);
  * fixture's after it).  0 or -errno.
  */
 int ks_module_reload(const char *params);
+
+/*
+ * KS_STRESS_SCALE (1 to 100, default 1): how much longer and harder the
+ * race tests run (make stress).
+ */
+int ks_stress_scale(void);
+
+/*
+ * Errors of a test's threads: how many, and the first one's text, for
+ * the main thread to report.  Initialise with
+ * { .lock = PTHREAD_MUTEX_INITIALIZER }.
+ */
+struct ks_errs {
+	pthread_mutex_t lock;
+	long count;
+	char first[256];
+};
+
+void ks_errs_add(struct ks_errs *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Close every fd from @first up (test teardown: nothing may keep a ref). */
 void ks_close_from(int first);

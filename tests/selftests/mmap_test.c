@@ -183,13 +183,9 @@ FIXTURE_SETUP(map)
 
 FIXTURE_TEARDOWN(map)
 {
-	int ret;
-
 	if (self->vm_made)
 		ks_vm_destroy(&self->vm);
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 /* The 6.1 harness runs a test's body even when its setup skipped. */

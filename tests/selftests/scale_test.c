@@ -83,14 +83,6 @@
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 
-static int stress_scale(void)
-{
-	const char *s = getenv("KS_STRESS_SCALE");
-	int v = s ? atoi(s) : 1;
-
-	return v < 1 ? 1 : v > 100 ? 100 : v;
-}
-
 static int env_int(const char *name, int def)
 {
 	const char *s = getenv(name);
@@ -112,27 +104,6 @@ static long mem_available_kb(void)
 			break;
 	fclose(f);
 	return kb;
-}
-
-struct err_rec {
-	pthread_mutex_t lock;
-	long count;
-	char first[256];
-};
-
-static void err_add(struct err_rec *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void err_add(struct err_rec *e, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&e->lock);
-	if (!e->count++) {
-		va_start(ap, fmt);
-		vsnprintf(e->first, sizeof(e->first), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&e->lock);
 }
 
 /* Run this thread on @cpu only, or (-1) on every CPU. */
@@ -332,29 +303,6 @@ static const unsigned char code_cpuid_si_out_hlt[] = {
 	0xf4,			/* 12: hlt */
 };
 
-/*
- * Guest code: CPUID @n times, "out 0x10, al", and again, forever.  Every
- * KVM_RUN returns with KVM_EXIT_IO after exactly n + 1 exits.
- */
-static size_t code_cpuid_out_loop(unsigned char *c, unsigned int n)
-{
-	static const unsigned char tmpl[] = {
-		0xbe, 0, 0,		/* 0: mov si, n */
-		0x66, 0x31, 0xc0,	/* 3: xor eax, eax */
-		0x0f, 0xa2,		/* 6: cpuid */
-		0x4e,			/* 8: dec si */
-		0x75, 0xf8,		/* 9: jnz 3 */
-		0xb0, 0x42,		/* 11: mov al, 0x42 */
-		0xe6, 0x10,		/* 13: out 0x10, al */
-		0xeb, 0xef,		/* 15: jmp 0 */
-	};
-
-	memcpy(c, tmpl, sizeof(tmpl));
-	c[1] = n & 0xff;
-	c[2] = n >> 8;
-	return sizeof(tmpl);
-}
-
 /* A vCPU outside struct ks_vm (which holds KS_MAX_VCPUS): real mode at 0x1000. */
 struct big_vcpu {
 	int fd;
@@ -409,8 +357,7 @@ FIXTURE(scale) {
 	struct ks_exit_codes ec;
 	int scale;
 	double deadline;
-	long base[3];		/* vms, vcpus, files */
-	int base_fds;
+	struct ks_baseline base;
 	int ready;
 };
 
@@ -423,15 +370,8 @@ FIXTURE_SETUP(scale)
 	/* Thousands of fds: a VM fd, vCPU fds and stats fds each. */
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)) TH_LOG("RLIMIT_NOFILE %d: %s",
 							   NOFILE, strerror(errno));
-	self->scale = stress_scale();
-	self->base[0] = ks_objects_wait_le("vms", 0, FREE_WAIT_MS);
-	self->base[1] = ks_objects_wait_le("vcpus", 0, FREE_WAIT_MS);
-	self->base[2] = ks_objects_read("files");
-	ASSERT_LE(0, self->base[0]);
-	ASSERT_LE(0, self->base[1]);
-	ASSERT_LE(0, self->base[2]);
-	self->base_fds = ks_count_fds();
-	ASSERT_LT(0, self->base_fds);
+	self->scale = ks_stress_scale();
+	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
 	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
@@ -457,12 +397,7 @@ FIXTURE_TEARDOWN(scale)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(scale) *self)
 {
-	EXPECT_EQ(self->base_fds, ks_count_fds()) TH_LOG("fds left open");
-	EXPECT_EQ(self->base[2], ks_objects_read("files"));
-	EXPECT_EQ(self->base[0], ks_objects_wait_le("vms", self->base[0],
-						    FREE_WAIT_MS));
-	EXPECT_EQ(self->base[1], ks_objects_wait_le("vcpus", self->base[1],
-						    FREE_WAIT_MS));
+	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -531,9 +466,9 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 	mem1 = mem_available_kb();
 
 	/* All of them live: one module state per VM and vCPU, 2N files. */
-	EXPECT_EQ(self->base[0] + n, ks_objects_read("vms"));
-	EXPECT_EQ(self->base[1] + n, ks_objects_read("vcpus"));
-	EXPECT_EQ(self->base[2] + 2 * n, ks_objects_read("files"));
+	EXPECT_EQ(self->base.vms + n, ks_objects_read("vms"));
+	EXPECT_EQ(self->base.vcpus + n, ks_objects_read("vcpus"));
+	EXPECT_EQ(self->base.files + 2 * n, ks_objects_read("files"));
 
 	t0 = ks_now_s();
 	ASSERT_EQ(0, layout_open(&vml, v[0].vm_sfd)) TH_LOG("%s", vml.s.err);
@@ -679,9 +614,9 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 	t_run = ks_now_s() - t0;
 	EXPECT_EQ(0, bad);
 	mem1 = mem_available_kb();
-	EXPECT_EQ(self->base[0] + 1, ks_objects_read("vms"));
-	EXPECT_EQ(self->base[1] + n, ks_objects_read("vcpus"));
-	EXPECT_EQ(self->base[2] + n + 1, ks_objects_read("files"));
+	EXPECT_EQ(self->base.vms + 1, ks_objects_read("vms"));
+	EXPECT_EQ(self->base.vcpus + n, ks_objects_read("vcpus"));
+	EXPECT_EQ(self->base.files + n + 1, ks_objects_read("files"));
 
 	/* Every vCPU exact, then the VM file the sum of all of them. */
 	t0 = ks_now_s();
@@ -746,7 +681,7 @@ struct rr_creator {
 	pthread_t t;
 	int idx;
 	atomic_int *stop;
-	struct err_rec *err;
+	struct ks_errs *err;
 	const struct ks_exit_codes *ec;
 	int native_cap;
 	atomic_long *exact_all;	/* every creator's exact counts so far */
@@ -766,7 +701,7 @@ static void *rr_creator_fn(void *arg)
 	while (!*c->stop) {
 		ret = ks_vm_create(&vm, code, len, RR_VCPUS);
 		if (ret) {
-			err_add(c->err, "ks_vm_create: %s", strerror(-ret));
+			ks_errs_add(c->err, "ks_vm_create: %s", strerror(-ret));
 			ks_sleep_us(10000);
 			continue;
 		}
@@ -781,7 +716,7 @@ static void *rr_creator_fn(void *arg)
 			    errno == (is_vm ? ENOTTY : EINVAL)) {
 				c->native++;	/* 5.10's KVM, the module out */
 			} else if (sfd < 0) {
-				err_add(c->err, "KVM_GET_STATS_FD: %s", strerror(errno));
+				ks_errs_add(c->err, "KVM_GET_STATS_FD: %s", strerror(errno));
 			} else {
 				ret = ks_stat_read(sfd, c->ec->stat, h, 256, NULL, 0);
 				if (ret == (int)c->ec->buckets)
@@ -789,7 +724,7 @@ static void *rr_creator_fn(void *arg)
 				else if (ret == -ENOENT)
 					c->native++;
 				else
-					err_add(c->err, "a stats fd reads %d", ret);
+					ks_errs_add(c->err, "a stats fd reads %d", ret);
 			}
 		}
 		for (i = 0; i < RR_VCPUS; i++) {
@@ -797,7 +732,7 @@ static void *rr_creator_fn(void *arg)
 			int b = ks_vcpu_run(&vm.vcpu[i]);
 
 			if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
-				err_add(c->err, "KVM_RUN gave %d then %d", a, b);
+				ks_errs_add(c->err, "KVM_RUN gave %d then %d", a, b);
 		}
 		/*
 		 * The module's file pins the module: it was loaded all along,
@@ -811,7 +746,7 @@ static void *rr_creator_fn(void *arg)
 			ret = ks_stat_read(sfd, c->ec->stat, h, 256, NULL, 0);
 			if (ret != (int)c->ec->buckets || h[c->ec->cpuid] != want_cpuid ||
 			    h[c->ec->io] != want_one || h[c->ec->hlt] != want_one) {
-				err_add(c->err, "a pinned %s counted cpuid %llu io %llu hlt %llu, want %llu %llu %llu",
+				ks_errs_add(c->err, "a pinned %s counted cpuid %llu io %llu hlt %llu, want %llu %llu %llu",
 					is_vm ? "VM" : "vCPU",
 					(unsigned long long)h[c->ec->cpuid],
 					(unsigned long long)h[c->ec->io],
@@ -852,7 +787,7 @@ static void *rr_creator_fn(void *arg)
 TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 {
 	const struct ks_exit_codes *ec = &self->ec;
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct rr_creator cr[RR_CREATORS];
 	long cycles = 0, refused = 0, vms = 0, exact = 0, ours = 0, native = 0;
 	int i, ret, native_cap, bad_rmmod = 0, bad_insmod = 0, sfd;
@@ -953,7 +888,7 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 	ks_vm_destroy(&vm);
 	close(sfd);
 	/* Every object of every load is gone with the VMs. */
-	self->base[0] = self->base[1] = self->base[2] = 0;
+	self->base.vms = self->base.vcpus = self->base.files = 0;
 	check_no_leak(_metadata, self);
 }
 
@@ -992,7 +927,7 @@ struct hp_reader {
 	pthread_t t;
 	int fds[HP_VCPUS + 1];
 	atomic_int *stop;
-	struct err_rec *err;
+	struct ks_errs *err;
 	const struct ks_exit_codes *ec;
 	long reads;
 };
@@ -1010,13 +945,13 @@ static void *hp_reader_fn(void *arg)
 
 			ret = ks_stat_read(r->fds[i], r->ec->stat, h, 256, NULL, 0);
 			if (ret != (int)r->ec->buckets) {
-				err_add(r->err, "reading %s: %d", r->ec->stat, ret);
+				ks_errs_add(r->err, "reading %s: %d", r->ec->stat, ret);
 				continue;
 			}
 			for (b = 0; b < ret; b++)
 				sum += h[b];
 			if (sum < last[i])
-				err_add(r->err, "file %d: exits went from %llu to %llu", i,
+				ks_errs_add(r->err, "file %d: exits went from %llu to %llu", i,
 					(unsigned long long)last[i],
 					(unsigned long long)sum);
 			last[i] = sum;
@@ -1106,14 +1041,14 @@ static int short_vm_check(int sfd, const struct ks_exit_codes *ec,
 TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 {
 	const struct ks_exit_codes *ec = &self->ec;
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	int min_rounds = self->scale == 1 ? 3 : 10 * self->scale;
 	struct hp_runner run[HP_VCPUS];
 	uint64_t h[HP_VCPUS + 1][256];
 	struct hp_reader rd;
 	atomic_int stop = 0, rd_stop = 0;
 	unsigned char code[32];
-	size_t len = code_cpuid_out_loop(code, HP_CPUID);
+	size_t len = ks_code_cpuid_out_loop(code, HP_CPUID);
 	double t0, t_off = 0, t_on = 0;
 	char why[256];
 	int i, a, b, ret, rounds = 0, fds[HP_VCPUS + 1];
@@ -1144,28 +1079,28 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 			break;
 		/* X fills CPU 1's cache, and is destroyed while CPU 1 is out. */
 		if (short_vm_run(&x, &xs, 1, 3 + rounds % 5, why, sizeof(why))) {
-			err_add(&err, "VM on CPU 1 before offline: %s", why);
+			ks_errs_add(&err, "VM on CPU 1 before offline: %s", why);
 			break;
 		}
 		if (short_vm_check(xs, ec, 3 + rounds % 5, 1, why, sizeof(why)))
-			err_add(&err, "VM on CPU 1 before offline: %s", why);
+			ks_errs_add(&err, "VM on CPU 1 before offline: %s", why);
 		t0 = ks_now_s();
 		ret = cpu1_set(0);
 		t_off += ks_now_s() - t0;
 		if (ret) {
-			err_add(&err, "CPU 1 offline: %s", strerror(-ret));
+			ks_errs_add(&err, "CPU 1 offline: %s", strerror(-ret));
 			ks_vm_destroy(&x);
 			close(xs);
 			break;
 		}
 		ks_vm_destroy(&x);
 		close(xs);
-		if (ks_objects_wait_le("vms", self->base[0] + 1, FREE_WAIT_MS) !=
-		    self->base[0] + 1)
-			err_add(&err, "the destroyed VM's state was not freed");
+		if (ks_objects_wait_le("vms", self->base.vms + 1, FREE_WAIT_MS) !=
+		    self->base.vms + 1)
+			ks_errs_add(&err, "the destroyed VM's state was not freed");
 		/* Y runs on CPU 0 while CPU 1 is out... */
 		if (short_vm_run(&y, &ys, 0, 11 + rounds % 5, why, sizeof(why))) {
-			err_add(&err, "VM on CPU 0 while CPU 1 is offline: %s", why);
+			ks_errs_add(&err, "VM on CPU 0 while CPU 1 is offline: %s", why);
 			cpu1_set(1);
 			break;
 		}
@@ -1174,7 +1109,7 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 		ret = cpu1_set(1);
 		t_on += ks_now_s() - t0;
 		if (ret) {
-			err_add(&err, "CPU 1 online: %s", strerror(-ret));
+			ks_errs_add(&err, "CPU 1 online: %s", strerror(-ret));
 			ks_vm_destroy(&y);
 			close(ys);
 			break;
@@ -1182,19 +1117,19 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 		/* ...then again from the start, on CPU 1 once it is back. */
 		ret = pin_to(1);
 		if (ret)
-			err_add(&err, "pinning to CPU 1: %s", strerror(-ret));
+			ks_errs_add(&err, "pinning to CPU 1: %s", strerror(-ret));
 		a = ioctl(y.vcpu[0].fd, KVM_SET_REGS, &(struct kvm_regs){
 			  .rip = KS_GUEST_CODE_ADDR, .rflags = 0x2 });
 		if (a)
-			err_add(&err, "KVM_SET_REGS: %s", strerror(errno));
+			ks_errs_add(&err, "KVM_SET_REGS: %s", strerror(errno));
 		a = ks_vcpu_run(&y.vcpu[0]);
 		b = ks_vcpu_run(&y.vcpu[0]);
 		if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
-			err_add(&err, "VM on CPU 1 after online: KVM_RUN gave %d then %d",
+			ks_errs_add(&err, "VM on CPU 1 after online: KVM_RUN gave %d then %d",
 				a, b);
 		pin_to(-1);
 		if (short_vm_check(ys, ec, 11 + rounds % 5, 2, why, sizeof(why)))
-			err_add(&err, "VM run on CPU 0, then on CPU 1: %s", why);
+			ks_errs_add(&err, "VM run on CPU 0, then on CPU 1: %s", why);
 		ks_vm_destroy(&y);
 		close(ys);
 		rounds++;

@@ -69,13 +69,9 @@ FIXTURE_SETUP(fd)
 
 FIXTURE_TEARDOWN(fd)
 {
-	int ret;
-
 	if (self->vm_created)
 		ks_vm_destroy(&self->vm);
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 /* Tests run their body even when setup skipped (6.1 harness). */

@@ -51,11 +51,7 @@ FIXTURE_SETUP(life)
 
 FIXTURE_TEARDOWN(life)
 {
-	int ret;
-
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 #define NEED_SETUP() do { if (!self->ready) return; } while (0)

@@ -74,59 +74,6 @@
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                      */
 
-static int stress_scale(void)
-{
-	const char *s = getenv("KS_STRESS_SCALE");
-	int v = s ? atoi(s) : 1;
-
-	return v < 1 ? 1 : v > 100 ? 100 : v;
-}
-
-/* First error of a thread, reported by the main thread. */
-struct err_rec {
-	pthread_mutex_t lock;
-	long count;
-	char first[256];
-};
-
-static void err_add(struct err_rec *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void err_add(struct err_rec *e, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&e->lock);
-	if (!e->count++) {
-		va_start(ap, fmt);
-		vsnprintf(e->first, sizeof(e->first), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&e->lock);
-}
-
-/*
- * Guest code: CPUID @n times, "out 0x10, al", and again, forever.  Every
- * KVM_RUN returns with KVM_EXIT_IO after n + 1 exits.
- */
-static void code_cpuid_out_loop(unsigned char *c, unsigned int n)
-{
-	static const unsigned char tmpl[] = {
-		0xbe, 0, 0,		/* 0: mov si, n */
-		0x66, 0x31, 0xc0,	/* 3: xor eax, eax */
-		0x0f, 0xa2,		/* 6: cpuid */
-		0x4e,			/* 8: dec si */
-		0x75, 0xf8,		/* 9: jnz 3 */
-		0xb0, 0x42,		/* 11: mov al, 0x42 */
-		0xe6, 0x10,		/* 13: out 0x10, al */
-		0xeb, 0xef,		/* 15: jmp 0 */
-	};
-
-	memcpy(c, tmpl, sizeof(tmpl));
-	c[1] = n & 0xff;
-	c[2] = n >> 8;
-}
-#define CODE_LOOP_LEN	17
-
 /* What one stats fd looks like: its header and its fixed part. */
 struct fd_info {
 	struct kvm_stats_header h;
@@ -209,8 +156,7 @@ FIXTURE(stress) {
 	struct ks_exit_codes ec;
 	int scale;
 	double deadline;
-	long base[3];		/* vms, vcpus, files */
-	int base_fds;
+	struct ks_baseline base;
 	int ready;
 };
 
@@ -218,27 +164,16 @@ FIXTURE_SETUP(stress)
 {
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
-	self->scale = stress_scale();
+	self->scale = ks_stress_scale();
 	/* Let the frees of earlier tests' VMs finish, then take the base. */
-	self->base[0] = ks_objects_wait_le("vms", 0, FREE_WAIT_MS);
-	self->base[1] = ks_objects_wait_le("vcpus", 0, FREE_WAIT_MS);
-	self->base[2] = objects("files");
-	ASSERT_LE(0, self->base[0]);
-	ASSERT_LE(0, self->base[1]);
-	ASSERT_LE(0, self->base[2]);
-	self->base_fds = ks_count_fds();
-	ASSERT_LT(0, self->base_fds);
+	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
 	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
 
 FIXTURE_TEARDOWN(stress)
 {
-	int ret;
-
-	ks_close_from(3);
-	ret = ks_module_restore(&self->mod);
-	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
+	KS_TEARDOWN_MODULE(&self->mod);
 }
 
 #define NEED_SETUP() do { if (!self->ready) return; } while (0)
@@ -251,12 +186,7 @@ FIXTURE_TEARDOWN(stress)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(stress) *self)
 {
-	EXPECT_EQ(self->base_fds, ks_count_fds()) TH_LOG("fds left open");
-	EXPECT_EQ(self->base[2], objects("files"));
-	EXPECT_EQ(self->base[0], ks_objects_wait_le("vms", self->base[0],
-						    FREE_WAIT_MS));
-	EXPECT_EQ(self->base[1], ks_objects_wait_le("vcpus", self->base[1],
-						    FREE_WAIT_MS));
+	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
 }
 
 static void on_sigusr1(int sig) { }
@@ -292,7 +222,7 @@ struct churn {
 	double deadline;
 	int max_rounds;
 	atomic_int stop;
-	struct err_rec err;
+	struct ks_errs err;
 	atomic_long rounds, opens, reads;
 };
 
@@ -320,13 +250,13 @@ static void *churn_creator(void *arg)
 
 			ret = ks_vm_create(&vm[i], code, len, CHURN_VCPUS);
 			if (ret) {
-				err_add(&c->err, "ks_vm_create: %s", strerror(-ret));
+				ks_errs_add(&c->err, "ks_vm_create: %s", strerror(-ret));
 				goto out_destroy;
 			}
 			/* vCPU 0's fd before it runs: exact counts, on RT too. */
 			sfd[i] = ioctl(vm[i].vcpu[0].fd, KVM_GET_STATS_FD, 0);
 			if (sfd[i] < 0) {
-				err_add(&c->err, "creator KVM_GET_STATS_FD: %s",
+				ks_errs_add(&c->err, "creator KVM_GET_STATS_FD: %s",
 					strerror(errno));
 				ks_vm_destroy(&vm[i]);
 				goto out_destroy;
@@ -345,7 +275,7 @@ static void *churn_creator(void *arg)
 				int b = ks_vcpu_run(&vm[i].vcpu[j]);
 
 				if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
-					err_add(&c->err, "KVM_RUN gave %d then %d", a, b);
+					ks_errs_add(&c->err, "KVM_RUN gave %d then %d", a, b);
 			}
 		for (i = 0; i < CHURN_PER; i++) {
 			uint64_t h[256];
@@ -353,7 +283,7 @@ static void *churn_creator(void *arg)
 
 			if (n != (int)c->ec->buckets || h[c->ec->cpuid] != CHURN_CPUID ||
 			    h[c->ec->io] != 1 || h[c->ec->hlt] != 1)
-				err_add(&c->err, "vCPU 0 counted cpuid %llu io %llu hlt %llu (size %d), want %d 1 1",
+				ks_errs_add(&c->err, "vCPU 0 counted cpuid %llu io %llu hlt %llu (size %d), want %d 1 1",
 					(unsigned long long)h[c->ec->cpuid],
 					(unsigned long long)h[c->ec->io],
 					(unsigned long long)h[c->ec->hlt], n,
@@ -405,7 +335,7 @@ static void *churn_reader(void *arg)
 		/* The creator may destroy the VM now: our dup keeps it. */
 		sfd = ioctl(src, KVM_GET_STATS_FD, 0);
 		if (sfd < 0) {
-			err_add(&c->err, "reader KVM_GET_STATS_FD: %s", strerror(errno));
+			ks_errs_add(&c->err, "reader KVM_GET_STATS_FD: %s", strerror(errno));
 			close(src);
 			continue;
 		}
@@ -416,7 +346,7 @@ static void *churn_reader(void *arg)
 			src = -1;
 		}
 		if (fd_info_get(sfd, &fi, why, sizeof(why))) {
-			err_add(&c->err, "%s", why);
+			ks_errs_add(&c->err, "%s", why);
 		} else {
 			/*
 			 * KVM's stats_id: task_pid_nr() of the thread that
@@ -429,9 +359,9 @@ static void *churn_reader(void *arg)
 			memcpy(id, fi.fixed + fi.h.id_offset, sizeof(id) - 1);
 			id[sizeof(id) - 1] = '\0';
 			if (strcmp(id, want))
-				err_add(&c->err, "id %s, want %s", id, want);
+				ks_errs_add(&c->err, "id %s, want %s", id, want);
 			if (random_reads(sfd, &fi, &rs, 8, why, sizeof(why)))
-				err_add(&c->err, "%s", why);
+				ks_errs_add(&c->err, "%s", why);
 			c->reads += 8;
 		}
 		free(fi.fixed);
@@ -449,10 +379,10 @@ static void *churn_reader(void *arg)
 		i = ks_rnd(&rs) % nheld;
 		if (!fd_info_get(held[i], &fi, why, sizeof(why))) {
 			if (random_reads(held[i], &fi, &rs, 4, why, sizeof(why)))
-				err_add(&c->err, "held fd: %s", why);
+				ks_errs_add(&c->err, "held fd: %s", why);
 			c->reads += 4;
 		} else {
-			err_add(&c->err, "held fd: %s", why);
+			ks_errs_add(&c->err, "held fd: %s", why);
 		}
 		free(fi.fixed);
 	}
@@ -571,7 +501,7 @@ struct reader {
 	int nfds;
 	int *fds;
 	atomic_int *stop;
-	struct err_rec *err;
+	struct ks_errs *err;
 	long reads;
 };
 
@@ -584,7 +514,7 @@ static void *mono_reader(void *arg)
 	int i;
 
 	if (!m) {
-		err_add(r->err, "out of memory");
+		ks_errs_add(r->err, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < r->nfds; i++) {
@@ -592,7 +522,7 @@ static void *mono_reader(void *arg)
 
 		m[i].fd = r->fds[i];
 		if (kvmstats_open(&m[i].s, d)) {
-			err_add(r->err, "libkvmstats: %s", m[i].s.err);
+			ks_errs_add(r->err, "libkvmstats: %s", m[i].s.err);
 			close(d);
 			goto out;
 		}
@@ -608,13 +538,13 @@ static void *mono_reader(void *arg)
 
 			if (fd_info_get(f->fd, &fi, why, sizeof(why)) ||
 			    random_reads(f->fd, &fi, &rs, 4, why, sizeof(why)))
-				err_add(r->err, "%s", why);
+				ks_errs_add(r->err, "%s", why);
 			free(fi.fixed);
 			r->reads += 5;
 			continue;
 		}
 		if (kvmstats_refresh(&f->s)) {
-			err_add(r->err, "refresh: %s", f->s.err);
+			ks_errs_add(r->err, "refresh: %s", f->s.err);
 			continue;
 		}
 		r->reads++;
@@ -628,7 +558,7 @@ static void *mono_reader(void *arg)
 				uint64_t *last = &f->last[ds->offset / 8 + j];
 
 				if (v < *last)
-					err_add(r->err, "%s[%u] of %s went from %llu to %llu",
+					ks_errs_add(r->err, "%s[%u] of %s went from %llu to %llu",
 						ds->name, j, f->s.id,
 						(unsigned long long)*last,
 						(unsigned long long)v);
@@ -666,8 +596,9 @@ TEST_F_TIMEOUT(stress, read_while_vcpus_run, TIMEOUT_S)
 	int fds[RUN_VCPUS + 1], i, ret;
 	struct runner run[RUN_VCPUS];
 	struct reader rd[RUN_READERS];
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	unsigned char code[32], *a, *b;
+	size_t len;
 	atomic_int stop = 0;
 	struct ks_vm vm;
 	long reads = 0;
@@ -675,8 +606,8 @@ TEST_F_TIMEOUT(stress, read_while_vcpus_run, TIMEOUT_S)
 
 	NEED_SETUP();
 	install_sigusr1();
-	code_cpuid_out_loop(code, 50);
-	ret = ks_vm_create(&vm, code, CODE_LOOP_LEN, RUN_VCPUS);
+	len = ks_code_cpuid_out_loop(code, 50);
+	ret = ks_vm_create(&vm, code, len, RUN_VCPUS);
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	/* The fds before the vCPUs run (on PREEMPT_RT, that is when counting starts). */
 	fds[RUN_VCPUS] = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
@@ -786,7 +717,7 @@ static int creator_child(int sock)
 TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 {
 	int rounds = 0, max_rounds = 20 * self->scale;
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	double deadline = self->deadline;
 	unsigned char *a = malloc(MAX_FILE), *b = malloc(MAX_FILE);
 	uint64_t rs = ks_rnd_seed(7);
@@ -900,7 +831,7 @@ struct rm_reader {
 	int idx;
 	int src[RM_VMS * (RM_VCPUS + 1)];
 	atomic_int *stop;
-	struct err_rec *err;
+	struct ks_errs *err;
 	int native_cap;		/* the kernel's own KVM_CAP_BINARY_STATS_FD */
 	long ours, native;
 };
@@ -928,14 +859,14 @@ static void *rm_reader_fn(void *arg)
 			continue;
 		}
 		if (sfd < 0) {
-			err_add(r->err, "KVM_GET_STATS_FD on a %s fd: %s",
+			ks_errs_add(r->err, "KVM_GET_STATS_FD on a %s fd: %s",
 				is_vm ? "VM" : "vCPU", strerror(errno));
 			continue;
 		}
 		/* The module's file or KVM's, whoever answered: well formed. */
 		ret = kvmstats_open(&s, dup(sfd));
 		if (ret) {
-			err_add(r->err, "libkvmstats: %s", s.err);
+			ks_errs_add(r->err, "libkvmstats: %s", s.err);
 		} else {
 			if (kvmstats_find(&s, "in_guest"))
 				r->ours++;
@@ -947,7 +878,7 @@ static void *rm_reader_fn(void *arg)
 		for (k = ks_rnd(&rs) % 4; k >= 0; k--) {
 			if (fd_info_get(sfd, &fi, why, sizeof(why)) ||
 			    random_reads(sfd, &fi, &rs, 4, why, sizeof(why)))
-				err_add(r->err, "%s", why);
+				ks_errs_add(r->err, "%s", why);
 			free(fi.fixed);
 			ks_sleep_us(ks_rnd(&rs) % 3000);
 		}
@@ -959,12 +890,13 @@ static void *rm_reader_fn(void *arg)
 
 TEST_F_TIMEOUT(stress, rmmod_insmod_loop, TIMEOUT_S)
 {
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct runner run[RM_VMS * RM_VCPUS];
 	struct rm_reader rd[RM_READERS];
 	long cycles = 0, refused = 0, tries = 0;
 	uint64_t rs = ks_rnd_seed(3);
 	unsigned char code[32];
+	size_t len;
 	struct ks_vm vm[RM_VMS];
 	atomic_int stop = 0;
 	long before[RM_VMS * RM_VCPUS];
@@ -977,9 +909,9 @@ TEST_F_TIMEOUT(stress, rmmod_insmod_loop, TIMEOUT_S)
 	ASSERT_LE(0, native_cap) TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
 					strerror(-native_cap));
 	install_sigusr1();
-	code_cpuid_out_loop(code, 10);
+	len = ks_code_cpuid_out_loop(code, 10);
 	for (v = 0; v < RM_VMS; v++) {
-		ret = ks_vm_create(&vm[v], code, CODE_LOOP_LEN, RM_VCPUS);
+		ret = ks_vm_create(&vm[v], code, len, RM_VCPUS);
 		ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	}
 	for (v = 0; v < RM_VMS; v++)
@@ -1071,7 +1003,7 @@ load:
 	/* The module state of running VMs went with each unload: 0 now. */
 	for (v = 0; v < RM_VMS; v++)
 		ks_vm_destroy(&vm[v]);
-	self->base[0] = self->base[1] = self->base[2] = 0;
+	self->base.vms = self->base.vcpus = self->base.files = 0;
 	check_no_leak(_metadata, self);
 }
 
@@ -1088,7 +1020,7 @@ struct storm {
 	const unsigned char *fixed_vcpu, *fixed_vm;
 	size_t fixed_vcpu_len, fixed_vm_len;
 	pthread_barrier_t *barrier;
-	struct err_rec *err;
+	struct ks_errs *err;
 	int kept[8];
 	int nkept;
 	long opens;
@@ -1108,13 +1040,13 @@ static void *storm_fn(void *arg)
 		size_t len = vm ? s->fixed_vm_len : s->fixed_vcpu_len;
 
 		if (fd < 0) {
-			err_add(s->err, "KVM_GET_STATS_FD: %s", strerror(errno));
+			ks_errs_add(s->err, "KVM_GET_STATS_FD: %s", strerror(errno));
 			continue;
 		}
 		s->opens++;
 		if (ks_pread_exact(fd, buf, len, 0) ||
 		    memcmp(buf, vm ? s->fixed_vm : s->fixed_vcpu, len))
-			err_add(s->err, "a %s stats fd reads another fixed part",
+			ks_errs_add(s->err, "a %s stats fd reads another fixed part",
 				vm ? "VM" : "vCPU");
 		if (s->nkept < 8 && ks_rnd(&rs) % 8 == 0)
 			s->kept[s->nkept++] = fd;
@@ -1126,7 +1058,7 @@ static void *storm_fn(void *arg)
 
 TEST_F_TIMEOUT(stress, get_stats_fd_storm, TIMEOUT_S)
 {
-	struct err_rec err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct storm st[STORM_THREADS];
 	pthread_barrier_t barrier;
 	struct fd_info vcpu_fi, vm_fi;
@@ -1182,16 +1114,16 @@ TEST_F_TIMEOUT(stress, get_stats_fd_storm, TIMEOUT_S)
 		/* One state for the VM and one for its vCPU, however many fds. */
 		for (i = 0; i < STORM_THREADS; i++)
 			kept += st[i].nkept;
-		EXPECT_EQ(self->base[0] + 1, objects("vms"));
-		EXPECT_EQ(self->base[1] + 1, objects("vcpus"));
-		EXPECT_EQ(self->base[2] + kept, objects("files"));
+		EXPECT_EQ(self->base.vms + 1, objects("vms"));
+		EXPECT_EQ(self->base.vcpus + 1, objects("vcpus"));
+		EXPECT_EQ(self->base.files + kept, objects("files"));
 		for (i = 0; i < STORM_THREADS; i++) {
 			opens += st[i].opens;
 			for (j = 0; j < st[i].nkept; j++)
 				close(st[i].kept[j]);
 		}
 		kept = 0;
-		EXPECT_EQ(self->base[2], objects("files"));
+		EXPECT_EQ(self->base.files, objects("files"));
 		rounds++;
 	}
 	stop_runner(&run);
