@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make lint`: checkpatch.pl --strict over the module's sources, then a W=1
+# `make lint`: docutils over Documentation/*.rst (tests/lib/rst-check.py),
+# checkpatch.pl --strict over the module's sources, then a W=1
 # build with sparse (C=1) against every test kernel, each with the compiler
 # that kernel was built with (host gcc-12 for bookworm's, the bullseye and
 # sid chroots for 5.10 and the newest), and the same for the benchmark's
@@ -26,6 +27,18 @@ mkdir -p "$BUILD"
 clean_log() {
 	! grep -E '(warning|error):|C=1 specified, but' "$1"
 }
+
+step "lint: Documentation (docutils: anything it reports fails)"
+# First a file it must refuse, so that a checker that passes everything
+# does not pass for clean.
+bad=$(mktemp)
+printf '%s\n' 'Title' '=====' '' '====  ====' 'a     b' 'cdefg h' '====  ====' > "$bad"
+if python3 "$TOP/tests/lib/rst-check.py" "$bad" > /dev/null; then
+	echo "lint: rst-check.py passed a malformed table" >&2
+	rc=1
+fi
+rm -f "$bad"
+python3 "$TOP/tests/lib/rst-check.py" "$TOP"/Documentation/*.rst || rc=1
 
 step "lint: checkpatch --strict"
 files=$(cd "$TOP" && find src include tests/rig tests/bench/probe_driver \
