@@ -163,60 +163,79 @@ static int ks_check_ext_binary_stats(struct kvm *kvm, long ext)
 	return 1;
 }
 
-/* Our handler for the call of the traced function at @ip, or 0. */
-static __always_inline unsigned long ks_handler_for(unsigned long ip,
-						    unsigned long arg)
+/* Send the traced call in @regs to @handler, unless we are unloading. */
+static __always_inline void ks_divert(struct pt_regs *regs,
+				      unsigned long handler)
 {
-	/* Any anon inode file on the host: KVM's stats files only. */
-	bool kvm_file = arg == (unsigned long)ks_kvm.vm_stats_fops ||
-			arg == (unsigned long)ks_kvm.vcpu_stats_fops;
-	bool stats_fd = (unsigned int)arg == KVM_GET_STATS_FD;
-
-	if (ip == ks_ioctl_ips[KS_IP_GETFILE])
-		return kvm_file ? (unsigned long)ks_anon_getfile : 0;
-	if (ip == ks_ioctl_ips[KS_IP_GETFILE_FMODE])
-		return kvm_file ? (unsigned long)ks_anon_getfile_fmode : 0;
-	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL])
-		return stats_fd ? (unsigned long)ks_vm_ioctl_get_stats_fd : 0;
-	if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL])
-		return stats_fd ? (unsigned long)ks_vcpu_ioctl_get_stats_fd : 0;
-	if (ip == ks_ioctl_ips[KS_IP_CHECK_EXT] &&
-	    arg == KVM_CAP_BINARY_STATS_FD)
-		return (unsigned long)ks_check_ext_binary_stats;
-	return 0;
-}
-
-static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
-				   struct ftrace_ops *op,
-				   struct ks_ftrace_regs *fregs)
-{
-	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
-	unsigned long handler;
-
-	if (unlikely(!regs))
-		return;
-	handler = ks_handler_for(ip, regs_get_kernel_argument(regs, 1));
-	if (!handler)
-		return;
-
-	/* Unloading: let KVM answer as it would without us. */
+	/* Unloading: let the kernel answer as it would without us. */
 	if (!try_module_get(THIS_MODULE))
 		return;
 	instruction_pointer_set(regs, handler);
 }
 
+/* At anon_inode_getfile() and _fmode(): KVM's stats files only. */
+static void notrace ks_getfile_entry(unsigned long ip, unsigned long parent_ip,
+				     struct ftrace_ops *op,
+				     struct ks_ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	unsigned long fops;
+
+	if (unlikely(!regs))
+		return;
+	fops = regs_get_kernel_argument(regs, 1);
+	if (fops != (unsigned long)ks_kvm.vm_stats_fops &&
+	    fops != (unsigned long)ks_kvm.vcpu_stats_fops)
+		return;
+	ks_divert(regs, ip == ks_ioctl_ips[KS_IP_GETFILE] ?
+		  (unsigned long)ks_anon_getfile :
+		  (unsigned long)ks_anon_getfile_fmode);
+}
+
+/* At KVM's ioctl handlers (and capability check): KVM_GET_STATS_FD only. */
+static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op,
+				   struct ks_ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	unsigned long arg;
+
+	if (unlikely(!regs))
+		return;
+	arg = regs_get_kernel_argument(regs, 1);
+	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
+	    (unsigned int)arg == KVM_GET_STATS_FD)
+		ks_divert(regs, (unsigned long)ks_vm_ioctl_get_stats_fd);
+	else if (ip == ks_ioctl_ips[KS_IP_VCPU_IOCTL] &&
+		 (unsigned int)arg == KVM_GET_STATS_FD)
+		ks_divert(regs, (unsigned long)ks_vcpu_ioctl_get_stats_fd);
+	else if (ip == ks_ioctl_ips[KS_IP_CHECK_EXT] &&
+		 arg == KVM_CAP_BINARY_STATS_FD)
+		ks_divert(regs, (unsigned long)ks_check_ext_binary_stats);
+}
+
 /*
- * Every anon_inode_getfile() (or, with the ioctl hook, every vCPU ioctl,
- * KVM_RUN included) passes this callback: no recursion guard around it
- * (nor its preemption toggle).  It needs none: the only function it
- * calls, try_module_get(), cannot reach the functions it traces, and it
- * is fine in preemptible context.
+ * Every anon_inode_getfile() on the host, or (the ioctl hook) every vCPU
+ * ioctl, KVM_RUN included, passes one of these callbacks: no recursion
+ * guard around it (nor its preemption toggle).  Neither needs one: the
+ * only function they call, try_module_get(), cannot reach the functions
+ * they trace, and it is fine in preemptible context.  One ops per hook, so
+ * that each callback tests only for its own functions.
  */
+static struct ftrace_ops ks_getfile_ops = {
+	.func = ks_getfile_entry,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
+		 KS_FTRACE_OPS_FL_NO_GUARD,
+};
+
 static struct ftrace_ops ks_ioctl_ops = {
 	.func = ks_ioctl_entry,
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
 		 KS_FTRACE_OPS_FL_NO_GUARD,
 };
+
+/* The one of them this load registers (ks_hook_attach()). */
+static struct ftrace_ops *ks_divert_ops;
 
 static void notrace ks_destroy_entry(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *op,
@@ -298,25 +317,27 @@ static int ks_hook_attach(void)
 	int ret;
 
 	if (!ks_native_brings_ioctl && !ks_cross_process) {
-		ret = ks_ftrace_attach(&ks_ioctl_ops,
+		ks_divert_ops = &ks_getfile_ops;
+		ret = ks_ftrace_attach(ks_divert_ops,
 				       (unsigned long)anon_inode_getfile,
 				       "anon_inode_getfile",
 				       &ks_ioctl_ips[KS_IP_GETFILE]);
 		if (!ret && KS_ANON_GETFILE_FMODE)
-			ret = ks_ftrace_attach(&ks_ioctl_ops,
+			ret = ks_ftrace_attach(ks_divert_ops,
 					       KS_ANON_GETFILE_FMODE,
 					       "anon_inode_getfile_fmode",
 					       &ks_ioctl_ips[KS_IP_GETFILE_FMODE]);
 		return ret;
 	}
-	ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl",
+	ks_divert_ops = &ks_ioctl_ops;
+	ret = ks_ftrace_attach(ks_divert_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl",
 			       &ks_ioctl_ips[KS_IP_VM_IOCTL]);
 	if (!ret)
-		ret = ks_ftrace_attach(&ks_ioctl_ops, ks_kvm.vcpu_ioctl,
+		ret = ks_ftrace_attach(ks_divert_ops, ks_kvm.vcpu_ioctl,
 				       "kvm_vcpu_ioctl",
 				       &ks_ioctl_ips[KS_IP_VCPU_IOCTL]);
 	if (!ret && ks_native_brings_ioctl)
-		ret = ks_ftrace_attach(&ks_ioctl_ops,
+		ret = ks_ftrace_attach(ks_divert_ops,
 				       ks_kvm_symbol("kvm_vm_ioctl_check_extension",
 						     true),
 				       "kvm_vm_ioctl_check_extension",
@@ -331,7 +352,7 @@ int ks_hook_init(void)
 	ret = ks_hook_attach();
 	if (ret)
 		goto out_detach;
-	ret = register_ftrace_function(&ks_ioctl_ops);
+	ret = register_ftrace_function(ks_divert_ops);
 	if (ret == -ENOMEM) {
 		pr_err("cannot divert KVM_GET_STATS_FD: out of memory\n");
 		goto out_detach;
@@ -344,14 +365,14 @@ int ks_hook_init(void)
 	return 0;
 
 out_detach:
-	ks_ftrace_detach(&ks_ioctl_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
+	ks_ftrace_detach(ks_divert_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
 	return ret;
 }
 
 void ks_hook_exit(void)
 {
-	unregister_ftrace_function(&ks_ioctl_ops);
-	ks_ftrace_detach(&ks_ioctl_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
+	unregister_ftrace_function(ks_divert_ops);
+	ks_ftrace_detach(ks_divert_ops, ks_ioctl_ips, KS_NR_IOCTL_IPS);
 	/*
 	 * A handler that already dropped its module reference may still be
 	 * on its last instructions; they never sleep, so one RCU-tasks grace
