@@ -441,8 +441,9 @@ static void load_leftovers(char *why, size_t len)
 		"/sys/kernel/slab/kvm_statsfd_counters",
 	};
 	static const char *const hooked[] = {
-		"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_arch_destroy_vm",
-		"anon_inode_getfile",
+		"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_vm_ioctl_check_extension",
+		"kvm_arch_destroy_vm", "anon_inode_getfile",
+		"anon_inode_getfile_fmode",
 	};
 	unsigned int i;
 
@@ -458,10 +459,7 @@ static void load_leftovers(char *why, size_t len)
 		}
 	}
 	for (i = 0; i < ARRAY_SIZE(hooked); i++) {
-		if (file_has("/sys/kernel/tracing/enabled_functions",
-			     hooked[i]) > 0 ||
-		    file_has("/sys/kernel/debug/tracing/enabled_functions",
-			     hooked[i]) > 0) {
+		if (ks_traced(hooked[i]) > 0) {
 			snprintf(why, len, "%s is still hooked", hooked[i]);
 			return;
 		}

@@ -460,6 +460,29 @@ int ks_module_restore(const struct ks_module_state *st)
 	return st->was_loaded ? ks_module_load(st->params) : 0;
 }
 
+int ks_traced(const char *func)
+{
+	static const char *const lists[] = {
+		"/sys/kernel/tracing/enabled_functions",
+		"/sys/kernel/debug/tracing/enabled_functions",
+	};
+	size_t n = strlen(func);
+	char line[1024];
+	int found = 0;
+	unsigned int i;
+	FILE *f = NULL;
+
+	for (i = 0; !f && i < sizeof(lists) / sizeof(lists[0]); i++)
+		f = fopen(lists[i], "re");
+	if (!f)
+		return -errno;
+	/* "<function> [<module>] (<users>) <flags> ..." */
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, func, n) && line[n] == ' ';
+	fclose(f);
+	return found;
+}
+
 int ks_module_reload(const char *params)
 {
 	int ret;

@@ -57,6 +57,11 @@ int ks_insmod(const char *path, const char *params);
 int ks_module_load(const char *params);
 /* The same with the module's default stat groups unless @params says. */
 int ks_module_load_default(const char *params);
+/*
+ * 1 if the kernel traces @func (tracefs enabled_functions lists it), 0 if
+ * not, -errno if there is no such list.
+ */
+int ks_traced(const char *func);
 /* Unload it; returns 0 or -errno (EBUSY while in use). */
 int ks_module_unload(void);
 /* 1 when kvm_statsfd is loaded, 0 when not. */

@@ -157,33 +157,6 @@ TEST_F(module, bad_mode_refused)
 }
 
 /*
- * 1 if the kernel's list of traced functions (tracefs enabled_functions)
- * has @func, 0 if not, -errno if there is no list.
- */
-static int traced(const char *func)
-{
-	static const char *const lists[] = {
-		"/sys/kernel/tracing/enabled_functions",
-		"/sys/kernel/debug/tracing/enabled_functions",
-	};
-	size_t n = strlen(func);
-	char line[1024];
-	int found = 0;
-	unsigned int i;
-	FILE *f = NULL;
-
-	for (i = 0; !f && i < sizeof(lists) / sizeof(lists[0]); i++)
-		f = fopen(lists[i], "re");
-	if (!f)
-		return -errno;
-	/* "<function> [<module>] (<users>) <flags> ..." */
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, func, n) && line[n] == ' ';
-	fclose(f);
-	return found;
-}
-
-/*
  * Where KVM has its own stats fds, the module by default traces none of
  * KVM's ioctl handlers: a KVM_RUN (and every other ioctl) passes no code
  * of the module's, and a livepatch of those handlers is free to load.  It
@@ -197,8 +170,8 @@ static int traced(const char *func)
 static void handlers_traced(struct __test_metadata *_metadata, int want,
 			    const char *when)
 {
-	EXPECT_EQ(want, traced("kvm_vm_ioctl")) TH_LOG("kvm_vm_ioctl, %s", when);
-	EXPECT_EQ(want, traced("kvm_vcpu_ioctl"))
+	EXPECT_EQ(want, ks_traced("kvm_vm_ioctl")) TH_LOG("kvm_vm_ioctl, %s", when);
+	EXPECT_EQ(want, ks_traced("kvm_vcpu_ioctl"))
 		TH_LOG("kvm_vcpu_ioctl, %s", when);
 }
 
@@ -210,7 +183,7 @@ TEST_F(module, kvm_ioctls_untraced)
 	ASSERT_LE(0, native);
 	if (ks_module_loaded())
 		ASSERT_EQ(0, ks_module_unload());
-	ret = traced("kvm_vcpu_ioctl");
+	ret = ks_traced("kvm_vcpu_ioctl");
 	ASSERT_LE(0, ret) TH_LOG("no tracefs enabled_functions: %s",
 				 strerror(-ret));
 
@@ -219,7 +192,7 @@ TEST_F(module, kvm_ioctls_untraced)
 			"default load, kernel with binary stats" :
 			"default load, kernel without binary stats");
 	if (native)
-		EXPECT_EQ(1, traced("anon_inode_getfile"));
+		EXPECT_EQ(1, ks_traced("anon_inode_getfile"));
 	ASSERT_EQ(0, ks_module_unload());
 	handlers_traced(_metadata, 0, "after rmmod");
 
