@@ -663,6 +663,9 @@ static uint64_t open_cost(struct ks_vm *vm, int n)
 	return (now_ns() - t) / n;
 }
 
+/* Tries of a wall-time comparison before it counts as failed. */
+#define TRIES 3
+
 static uint64_t min64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -760,29 +763,42 @@ TEST_F_TIMEOUT(scale, many_vms, 240)
 		EXPECT_EQ(1 + i % 5, out) TH_LOG("VM %d", i);
 	}
 
-	/* Interleaved, so that drift in the emulator's speed hits both. */
-	ASSERT_NE(0, alternate(&vms[nr - 2], &vms[nr - 1], 20));
-	for (r = 0; r < 7; r++) {
-		t = alternate(&vms[0], &vms[1], runs);
-		ASSERT_NE(0, t);
-		first = min64(first, t);
-		t = alternate(&vms[nr - 2], &vms[nr - 1], runs);
-		ASSERT_NE(0, t);
-		last = min64(last, t);
-	}
-	TH_LOG("ns per alternating KVM_RUN: first two VMs %llu alone, "
-	       "%llu with %d VMs; last two %llu (%llu ms in all)",
-	       (unsigned long long)few, (unsigned long long)first, nr,
-	       (unsigned long long)last,
-	       (unsigned long long)(now_ns() - t0) / 1000000);
 	/*
-	 * A gross regression check only: TCG is noisy (the first two ran
-	 * from 0.7 to 1.2 times the last two's time), a KVM_RUN costs about
-	 * 100 us under TCG, and a linear walk of 300 VMs (the module before
-	 * 35c0f4e) did not show here (129 us first two, 106 us last two).
-	 * Nor is "alone" a bound: with 300 VMs alive every KVM_RUN took
-	 * twice as long, whichever VM, with or without the module's walk.
+	 * Both checks below are gross regression checks on wall time, taken
+	 * in a guest that shares two host cores with another lane's guest:
+	 * the minimum of seven interleaved rounds (so that drift in the
+	 * emulator's speed hits both sides), and up to three tries, passing
+	 * on the first within bounds.  A slow lookup is slow every try; a
+	 * busy host is not (once, under a loaded make check, the opens took
+	 * 10065 against 7942 ns, and 7806 against 8000 alone).
 	 */
+	ASSERT_NE(0, alternate(&vms[nr - 2], &vms[nr - 1], 20));
+	for (i = 0; i < TRIES; i++) {
+		first = last = ~0ull;
+		for (r = 0; r < 7; r++) {
+			t = alternate(&vms[0], &vms[1], runs);
+			ASSERT_NE(0, t);
+			first = min64(first, t);
+			t = alternate(&vms[nr - 2], &vms[nr - 1], runs);
+			ASSERT_NE(0, t);
+			last = min64(last, t);
+		}
+		TH_LOG("ns per alternating KVM_RUN: first two VMs %llu alone, "
+		       "%llu with %d VMs; last two %llu (%llu ms in all)",
+		       (unsigned long long)few, (unsigned long long)first, nr,
+		       (unsigned long long)last,
+		       (unsigned long long)(now_ns() - t0) / 1000000);
+		/*
+		 * TCG is noisy (the first two ran from 0.7 to 1.2 times the
+		 * last two's time), a KVM_RUN costs about 100 us under TCG,
+		 * and a linear walk of 300 VMs (the module before 35c0f4e)
+		 * did not show here (129 us first two, 106 us last two).  Nor
+		 * is "alone" a bound: with 300 VMs alive every KVM_RUN took
+		 * twice as long, whichever VM, with or without the walk.
+		 */
+		if (last * 3 / 2 >= first)
+			break;
+	}
 	EXPECT_GE(last * 3 / 2, first);
 
 	/*
@@ -790,14 +806,11 @@ TEST_F_TIMEOUT(scale, many_vms, 240)
 	 * per-CPU miss (ks_vm_find_rcu()), at a few microseconds a call:
 	 * there the walk shows.  Before 35c0f4e, 300 VMs: 6349 ns for the
 	 * first VM (last in the list), 4189 ns for the last; after, 4204 and
-	 * 4180.
+	 * 4180: 1.5 times.  Bounded at 4/3: on a busy host one try gave
+	 * 8454 against 6866 ns (1.23).
 	 */
 	ASSERT_NE(0, open_cost(&vms[0], 20));
-	/*
-	 * Timed: a second try if the first was off (once, under a loaded
-	 * make check, 10065 against 7942 ns; 7806 and 8000 alone).
-	 */
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < TRIES; i++) {
 		first = last = ~0ull;
 		for (r = 0; r < 7; r++) {
 			t = open_cost(&vms[0], 100);
@@ -809,10 +822,10 @@ TEST_F_TIMEOUT(scale, many_vms, 240)
 		}
 		TH_LOG("ns per VM stats fd open + close: first VM %llu, last VM %llu",
 		       (unsigned long long)first, (unsigned long long)last);
-		if (last * 5 / 4 >= first)
+		if (last * 4 / 3 >= first)
 			break;
 	}
-	EXPECT_GE(last * 5 / 4, first);
+	EXPECT_GE(last * 4 / 3, first);
 
 	for (i = 0; i < nr; i++)
 		ks_vm_destroy(&vms[i]);
