@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Failed allocations, on purpose, everywhere the module allocates at run
- * time: the stats fd (its file, the VM and vCPU state behind it) and the
- * exit path (state created at a vCPU's first exit).
+ * time: the stats fd (its file, the VM and vCPU state behind it), the
+ * first mmap() of a VM's vCPU file (the pages its counters move into) and
+ * the exit path (state created at a vCPU's first exit).
  *
  * The kernel's fault injection does the failing: /proc/thread-self/fail-nth
  * makes the Nth fault point this thread reaches fail (failslab,
@@ -24,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
+#include "kvmstats.h"
 #include "ks_util.h"
 
 /* More fault points than any path of ours reaches. */
@@ -117,12 +120,13 @@ static int only_our_caches(int on)
 	static const char *const caches[] = {
 		"/sys/kernel/slab/kvm_statsfd_vm/failslab",
 		"/sys/kernel/slab/kvm_statsfd_vcpu/failslab",
+		"/sys/kernel/slab/kvm_statsfd_counters/failslab",
 	};
 	unsigned int i;
 	int ret;
 
 	ret = write_str(FAILSLAB "cache-filter", on ? "Y" : "N");
-	for (i = 0; !ret && i < 2; i++)
+	for (i = 0; !ret && i < ARRAY_SIZE(caches); i++)
 		ret = write_str(caches[i], on ? "1" : "0");
 	/* Page allocations of no order are considered: none consume N. */
 	if (!ret)
@@ -280,6 +284,131 @@ TEST_F(fault, vcpu_stats_fd_every_allocation)
 {
 	NEED_SETUP();
 	stats_fd_faults(_metadata, self, 1);
+}
+
+/*
+ * 0 if the @size bytes mapped at @blk (each u64 loaded whole) are what a
+ * pread of @size bytes of @fd at @pos reads, 1 if not, or -errno.
+ */
+static int mapped_equals_pread(int fd, uint64_t pos, uint64_t size,
+			       const void *blk)
+{
+	static uint64_t want[8192], got[8192];
+	const volatile uint64_t *src = blk;
+	unsigned int i;
+	int ret;
+
+	if (size > sizeof(want))
+		return -E2BIG;
+	ret = ks_pread_exact(fd, want, size, pos);
+	if (ret)
+		return ret;
+	for (i = 0; i < size / 8; i++)
+		got[i] = src[i];
+	return memcmp(want, got, size) ? 1 : 0;
+}
+
+/*
+ * The first mmap() of any vCPU file of a VM moves the counters of all its
+ * vCPUs out of their slab blocks into pages allocated then.  With each
+ * allocation of that mmap() failing in turn (on a fresh 1-vCPU VM each
+ * time, its stats fd opened with no fault): ENOMEM, and a retry maps.
+ * Either way the mapping then reads what pread reads, and counts the next
+ * run as the module does; no VM state, stats file or counter page is left
+ * once the VMs are gone and the mappings unmapped.
+ */
+TEST_F(fault, first_mmap_every_allocation)
+{
+	uint64_t data_off, hist_off, off, size, page_off;
+	long page = sysconf(_SC_PAGESIZE);
+	long files0, vms0, pages0;
+	int n, err, left, failed = 0;
+	const struct kvmstats_desc *d;
+	struct kvmstats s;
+	struct ks_vm vm;
+
+	NEED_SETUP();
+	files0 = ks_objects_read("files");
+	vms0 = ks_objects_read("vms");
+	pages0 = ks_objects_read("counter_pages");
+	ASSERT_LE(0, pages0);
+	/* The layout, from a VM of its own: kvmstats_open() maps its file. */
+	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+	ASSERT_EQ(0, kvmstats_open_from(&s, vm.vcpu[0].fd)) TH_LOG("%s", s.err);
+	data_off = s.hdr.data_offset;
+	d = kvmstats_find(&s, self->ec.stat);
+	ASSERT_NE(NULL, d) TH_LOG("no %s", self->ec.stat);
+	hist_off = d->offset;
+	kvmstats_close(&s);
+	ks_vm_destroy(&vm);
+
+	/* The counter pages are order 0: fail those too. */
+	write_str(FAIL_PAGE "min-order", "0");
+	for (n = 1; n <= MAX_NTH; n++) {
+		uint64_t mapped = 0, counted = 0, h[256];
+		const volatile uint64_t *mh;
+		unsigned int i;
+		size_t len;
+		void *m;
+		int sfd;
+
+		ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
+		sfd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+		ASSERT_LE(0, sfd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));
+		ASSERT_EQ(0, ks_fdinfo_map(sfd, &off, &size, &page_off));
+		ASSERT_LE(off, hist_off);
+		ASSERT_GE(off + size, hist_off + 8 * self->ec.buckets);
+		len = (page_off + size + page - 1) / page * page;
+		ASSERT_EQ(0, fail_nth_set(n));
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, sfd, 0);
+		err = errno;
+		left = fail_nth_left();
+		fail_nth_set(0);
+
+		if (m == MAP_FAILED) {
+			EXPECT_EQ(0, left) TH_LOG("fault %d unused, yet: %s", n,
+						  strerror(err));
+			EXPECT_EQ(ENOMEM, err) TH_LOG("fault %d: errno %d (%s)",
+						      n, err, strerror(err));
+			failed++;
+			/* Nothing half-moved stays behind: a retry works. */
+			m = mmap(NULL, len, PROT_READ, MAP_SHARED, sfd, 0);
+			ASSERT_NE(MAP_FAILED, m)
+				TH_LOG("retry after fault %d: %s", n,
+				       strerror(errno));
+		}
+		EXPECT_EQ(0, mapped_equals_pread(sfd, data_off + off, size,
+						 (const char *)m + page_off))
+			TH_LOG("fault %d: the mapping differs from pread", n);
+		/* Counting goes on, into the pages mapped. */
+		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+		mh = (const volatile uint64_t *)((const char *)m + page_off +
+						 hist_off - off);
+		ASSERT_EQ(0, ks_pread_exact(sfd, h, 8 * self->ec.buckets,
+					    data_off + hist_off));
+		for (i = 0; i < self->ec.buckets; i++) {
+			mapped += mh[i];
+			counted += h[i];
+		}
+		EXPECT_LT(20, mapped) TH_LOG("fault %d", n);
+		EXPECT_EQ(counted, mapped)
+			TH_LOG("fault %d: %llu exits mapped, %llu by pread", n,
+			       (unsigned long long)mapped,
+			       (unsigned long long)counted);
+		munmap(m, len);
+		close(sfd);
+		ks_vm_destroy(&vm);
+		if (left)	/* the path has fewer than n fault points */
+			break;
+	}
+	write_str(FAIL_PAGE "min-order", "1");
+	EXPECT_GE(MAX_NTH, n) TH_LOG("more than %d fault points?", MAX_NTH);
+	EXPECT_LT(0, failed) TH_LOG("no fault ever failed the mmap");
+	TH_LOG("first mmap: %d fault points, %d failed it", n - 1, failed);
+	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, 5000));
+	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, 5000))
+		TH_LOG("counter pages left");
 }
 
 /* Module exit-reason exits of a vCPU stats fd, and the native "exits". */

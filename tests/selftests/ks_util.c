@@ -552,6 +552,35 @@ int ks_pread_exact(int fd, void *buf, size_t len, off_t off)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+int ks_fdinfo_map(int fd, uint64_t *off, uint64_t *size, uint64_t *page_off)
+{
+	char path[64], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "kvm_stats_mmap_offset: %llu", &v) == 1) {
+			*off = v;
+			found |= 1;
+		} else if (sscanf(line, "kvm_stats_mmap_size: %llu", &v) == 1) {
+			*size = v;
+			found |= 2;
+		} else if (sscanf(line, "kvm_stats_mmap_page_offset: %llu",
+				  &v) == 1) {
+			*page_off = v;
+			found |= 4;
+		}
+	}
+	fclose(f);
+	return found == 7 ? 0 : found ? -EBADMSG : -ENOENT;
+}
+
 ssize_t ks_read_whole(int fd, void *buf, size_t cap)
 {
 	size_t done = 0;

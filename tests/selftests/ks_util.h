@@ -159,6 +159,14 @@ void ks_close_from(int first);
 
 /* pread exactly @len bytes at @off: 0, -EIO on a short read, or -errno. */
 int ks_pread_exact(int fd, void *buf, size_t len, off_t off);
+/*
+ * The mapping a vCPU stats fd of the module offers, from
+ * /proc/self/fdinfo/@fd: where its part of the data block starts
+ * (kvm_stats_mmap_offset), how many bytes (kvm_stats_mmap_size) and where
+ * in the mapping they lie (kvm_stats_mmap_page_offset).  0, or -ENOENT
+ * when the file has none of these lines (-EBADMSG: only some).
+ */
+int ks_fdinfo_map(int fd, uint64_t *off, uint64_t *size, uint64_t *page_off);
 /* pread from offset 0 until EOF into @buf (@cap bytes); bytes or -errno. */
 ssize_t ks_read_whole(int fd, void *buf, size_t cap);
 

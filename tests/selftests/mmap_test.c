@@ -13,13 +13,17 @@
  * the module (rmmod goes through while it exists), frozen at its last
  * values; writable, executable, offset and oversized mappings are refused
  * and so is mprotect() to write or execute; VM stats fds and KVM's own
- * refuse mmap with ENODEV; and libkvmstats reads the mapped part with no
- * system call.  This program is linked with -Wl,--wrap=pread, so that it
- * counts the library's preads.
+ * refuse mmap with ENODEV; libkvmstats reads the mapped part with no
+ * system call; and the first mapping of a VM, which moves its vCPUs'
+ * counters into pages, loses and doubles no exit of the vCPUs running
+ * then.  This program is linked with -Wl,--wrap=pread, so that it counts
+ * the library's preads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,45 +54,12 @@ ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off)
 	return __real_pread(fd, buf, len, off);
 }
 
-/*
- * kvm_stats_mmap_offset, kvm_stats_mmap_size and kvm_stats_mmap_page_offset
- * of @fd's fdinfo: 0, or -ENOENT when the file has none of them.
- */
-static int fdinfo_map3(int fd, uint64_t *off, uint64_t *size,
-		       uint64_t *page_off)
-{
-	char path[64], line[256];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v;
-
-		if (sscanf(line, "kvm_stats_mmap_offset: %llu", &v) == 1) {
-			*off = v;
-			found |= 1;
-		} else if (sscanf(line, "kvm_stats_mmap_size: %llu", &v) == 1) {
-			*size = v;
-			found |= 2;
-		} else if (sscanf(line, "kvm_stats_mmap_page_offset: %llu",
-				  &v) == 1) {
-			*page_off = v;
-			found |= 4;
-		}
-	}
-	fclose(f);
-	return found == 7 ? 0 : found ? -EBADMSG : -ENOENT;
-}
-
+/* kvm_stats_mmap_offset and kvm_stats_mmap_size of @fd (ks_fdinfo_map()). */
 static int fdinfo_map(int fd, uint64_t *off, uint64_t *size)
 {
 	uint64_t page_off;
 
-	return fdinfo_map3(fd, off, size, &page_off);
+	return ks_fdinfo_map(fd, off, size, &page_off);
 }
 
 /* Copy @n bytes out of a mapping, each u64 loaded whole. */
@@ -172,8 +143,8 @@ FIXTURE_SETUP(map)
 	ASSERT_EQ(!strcmp(variant->mode, "superset"), d != NULL);
 	kvmstats_close(&s);
 
-	ret = fdinfo_map3(self->sfd, &self->map_off, &self->map_size,
-			  &self->page_off);
+	ret = ks_fdinfo_map(self->sfd, &self->map_off, &self->map_size,
+			    &self->page_off);
 	ASSERT_EQ(0, ret) TH_LOG("fdinfo of a vCPU stats fd: %s", strerror(-ret));
 	ASSERT_LT(0, self->map_size);
 	self->map_len = (self->page_off + self->map_size + self->page - 1) /
@@ -201,19 +172,31 @@ static void *map_own(struct __test_metadata *_metadata,
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/*
+ * The @size bytes mapped at @blk hold what a pread of @size bytes of @fd
+ * at @pos reads (quiet VM).
+ */
+static void expect_block_same(struct __test_metadata *_metadata, int fd,
+			      uint64_t pos, uint64_t size, const void *blk,
+			      const char *when)
+{
+	static uint64_t want[MAX_DATA / 8], got[MAX_DATA / 8];
+
+	ASSERT_GE(MAX_DATA, size);
+	ASSERT_EQ(0, ks_pread_exact(fd, want, size, pos));
+	copy_mapped(got, blk, size);
+	EXPECT_EQ(0, memcmp(want, got, size))
+		TH_LOG("%s: the mapping differs from pread", when);
+}
+
 /* The mapping holds what a pread of the mapped part reads (quiet VM). */
 static void expect_same(struct __test_metadata *_metadata,
 			struct _test_data_map *self, const void *m,
 			const char *when)
 {
-	static uint64_t want[MAX_DATA / 8], got[MAX_DATA / 8];
-
-	ASSERT_GE(MAX_DATA, self->map_size);
-	ASSERT_EQ(0, ks_pread_exact(self->sfd, want, self->map_size,
-				    self->data_offset + self->map_off));
-	copy_mapped(got, (const char *)m + self->page_off, self->map_size);
-	EXPECT_EQ(0, memcmp(want, got, self->map_size))
-		TH_LOG("%s: the mapping differs from pread", when);
+	expect_block_same(_metadata, self->sfd,
+			  self->data_offset + self->map_off, self->map_size,
+			  (const char *)m + self->page_off, when);
 }
 
 /* Sum of the exit-reason histogram as the mapping holds it. */
@@ -544,7 +527,7 @@ TEST_F(map, vcpus_share_pages)
 	for (i = 0; i < SHARED_VCPUS; i++) {
 		sfd[i] = ioctl(vm.vcpu[i].fd, KVM_GET_STATS_FD, 0);
 		ASSERT_LE(0, sfd[i]) TH_LOG("vCPU %d: %s", i, strerror(errno));
-		ASSERT_EQ(0, fdinfo_map3(sfd[i], &off[i], &size, &page_off[i]));
+		ASSERT_EQ(0, ks_fdinfo_map(sfd[i], &off[i], &size, &page_off[i]));
 		EXPECT_EQ(self->map_size, size);
 		EXPECT_EQ(0, page_off[i] % 64);
 		/* Blocks are handed out in order, in whole cache lines. */
@@ -576,6 +559,178 @@ TEST_F(map, vcpus_share_pages)
 		close(sfd[i]);
 	}
 	ks_vm_destroy(&vm);
+}
+
+/*
+ * The first mapping of any vCPU file of a VM moves the counters of all its
+ * vCPUs, from their slab blocks into pages allocated then, while the vCPUs
+ * may be running and counting.  Four vCPUs run the same work, each on a
+ * thread of its own, and the main thread maps each vCPU's file in turn
+ * once every one of them has run: the first mapping moves live counters.
+ * An increment lost in the move would show as a count below R * N, one
+ * made twice as one above it: afterwards each vCPU's CPUID bucket must be
+ * exactly R * N and its I/O bucket exactly R, in the mapping and by pread,
+ * and the whole mapped block must read what pread reads.  fdinfo's place
+ * in the page is fixed when the vCPU's state is made: the same after the
+ * move.  Each KVM_RUN is N CPUIDs and an OUT: 4 x R x (N + 1) exits, ~20k
+ * (~50 us each on the nested TCG lanes).
+ */
+#define LIVE_VCPUS	4
+#define LIVE_CPUID	40	/* N */
+#define LIVE_RUNS	120	/* R */
+
+struct live_runner {
+	pthread_t t;
+	struct ks_vcpu *vcpu;
+	int idx;
+	atomic_int *started;	/* runners past their first KVM_RUN */
+	atomic_int *finished;	/* runners done */
+	struct ks_errs *err;
+};
+
+static void *live_run_fn(void *arg)
+{
+	struct live_runner *r = arg;
+	int i, ret;
+
+	for (i = 0; i < LIVE_RUNS; i++) {
+		ret = ks_vcpu_run(r->vcpu);
+		if (!i)
+			atomic_fetch_add(r->started, 1);
+		if (ret != KVM_EXIT_IO) {
+			ks_errs_add(r->err, "vCPU %d, run %d: %s", r->idx, i,
+				    ret < 0 ? strerror(-ret) : "not KVM_EXIT_IO");
+			break;
+		}
+	}
+	atomic_fetch_add(r->finished, 1);
+	return NULL;
+}
+
+/* The u64 at @off of a mapped block. */
+static uint64_t mapped_u64(const void *blk, uint64_t off)
+{
+	return *(const volatile uint64_t *)((const char *)blk + off);
+}
+
+TEST_F_TIMEOUT(map, first_mapping_while_running_loses_no_exit, 600)
+{
+	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t off[LIVE_VCPUS], size[LIVE_VCPUS], page_off[LIVE_VCPUS];
+	const uint64_t want_cpuid = (uint64_t)LIVE_RUNS * LIVE_CPUID;
+	const uint64_t want_io = LIVE_RUNS;
+	int rounds = ks_stress_scale(), round, i, ret, sfd[LIVE_VCPUS];
+	struct live_runner run[LIVE_VCPUS];
+	atomic_int started, finished;
+	size_t len, map_len[LIVE_VCPUS];
+	int running, overlapped = 0;
+	unsigned char code[32];
+	void *m[LIVE_VCPUS];
+	struct ks_vm vm;
+	double t0;
+
+	NEED_SETUP();
+	len = ks_code_cpuid_out_loop(code, LIVE_CPUID);
+	for (round = 0; round < rounds; round++) {
+		uint64_t cpuid_pos, io_pos, o, sz, po, v;
+
+		ret = ks_vm_create(&vm, code, len, LIVE_VCPUS);
+		ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
+		/* Before any vCPU runs: PREEMPT_RT counts from the first fd. */
+		for (i = 0; i < LIVE_VCPUS; i++) {
+			sfd[i] = ioctl(vm.vcpu[i].fd, KVM_GET_STATS_FD, 0);
+			ASSERT_LE(0, sfd[i]) TH_LOG("vCPU %d: %s", i,
+						    strerror(errno));
+			ret = ks_fdinfo_map(sfd[i], &off[i], &size[i],
+					    &page_off[i]);
+			ASSERT_EQ(0, ret) TH_LOG("vCPU %d: %s", i, strerror(-ret));
+			ASSERT_EQ(self->map_off, off[i]);
+			ASSERT_EQ(self->map_size, size[i]);
+			ASSERT_GE(MAX_DATA, size[i]);
+			map_len[i] = (page_off[i] + size[i] + self->page - 1) /
+				     self->page * self->page;
+			m[i] = MAP_FAILED;
+		}
+		err.count = 0;
+		atomic_store(&started, 0);
+		atomic_store(&finished, 0);
+		for (i = 0; i < LIVE_VCPUS; i++) {
+			run[i] = (struct live_runner){
+				.vcpu = &vm.vcpu[i], .idx = i,
+				.started = &started, .finished = &finished,
+				.err = &err,
+			};
+			ret = pthread_create(&run[i].t, NULL, live_run_fn, &run[i]);
+			ASSERT_EQ(0, ret) TH_LOG("pthread_create: %s", strerror(ret));
+		}
+		t0 = ks_now_s();
+		while (atomic_load(&started) < LIVE_VCPUS && ks_now_s() < t0 + 60)
+			ks_sleep_us(200);
+		if (atomic_load(&started) < LIVE_VCPUS)
+			ks_errs_add(&err, "round %d: only %d vCPUs ran in 60 s",
+				    round, atomic_load(&started));
+		running = LIVE_VCPUS - atomic_load(&finished);
+		/* The first of these moves every vCPU's counters. */
+		for (i = 0; i < LIVE_VCPUS; i++) {
+			m[i] = mmap(NULL, map_len[i], PROT_READ, MAP_SHARED,
+				    sfd[i], 0);
+			if (m[i] == MAP_FAILED)
+				ks_errs_add(&err, "round %d: mmap of vCPU %d: %s",
+					    round, i, strerror(errno));
+		}
+		for (i = 0; i < LIVE_VCPUS; i++)
+			pthread_join(run[i].t, NULL);
+		overlapped += running > 0;
+		EXPECT_EQ(0, err.count) TH_LOG("round %d: %ld errors; the first: %s",
+					       round, err.count, err.first);
+
+		/* Quiet now: every count is final. */
+		cpuid_pos = self->hist_off - self->map_off + 8 * self->ec.cpuid;
+		io_pos = self->hist_off - self->map_off + 8 * self->ec.io;
+		for (i = 0; i < LIVE_VCPUS; i++) {
+			const char *blk;
+			char when[64];
+
+			ASSERT_EQ(0, ks_pread_exact(sfd[i], &v, 8,
+						    self->data_offset + off[i] +
+						    cpuid_pos));
+			EXPECT_EQ(want_cpuid, v)
+				TH_LOG("round %d, vCPU %d: %s by pread",
+				       round, i, self->ec.stat);
+			ASSERT_EQ(0, ks_pread_exact(sfd[i], &v, 8,
+						    self->data_offset + off[i] +
+						    io_pos));
+			EXPECT_EQ(want_io, v) TH_LOG("round %d, vCPU %d: I/O by pread",
+						     round, i);
+			ret = ks_fdinfo_map(sfd[i], &o, &sz, &po);
+			EXPECT_EQ(0, ret);
+			EXPECT_EQ(page_off[i], po)
+				TH_LOG("round %d, vCPU %d: fdinfo's page offset changed",
+				       round, i);
+			if (m[i] == MAP_FAILED)
+				continue;
+			blk = (const char *)m[i] + page_off[i];
+			EXPECT_EQ(want_cpuid, mapped_u64(blk, cpuid_pos))
+				TH_LOG("round %d, vCPU %d: %s in the mapping",
+				       round, i, self->ec.stat);
+			EXPECT_EQ(want_io, mapped_u64(blk, io_pos))
+				TH_LOG("round %d, vCPU %d: I/O in the mapping",
+				       round, i);
+			snprintf(when, sizeof(when), "round %d, vCPU %d",
+				 round, i);
+			expect_block_same(_metadata, sfd[i],
+					  self->data_offset + off[i], size[i],
+					  blk, when);
+			munmap(m[i], map_len[i]);
+		}
+		for (i = 0; i < LIVE_VCPUS; i++)
+			close(sfd[i]);
+		ks_vm_destroy(&vm);
+	}
+	/* Not a failure: then this run moved counters that stood still. */
+	if (overlapped < rounds)
+		TH_LOG("%d of %d first mappings came after every vCPU was done",
+		       rounds - overlapped, rounds);
 }
 
 TEST_HARNESS_MAIN

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -258,8 +259,12 @@ TEST_F(bad, unknown_group_refused)
  * Module memory per vCPU: VMs of 1, 8, 64 and 256 vCPUs whose vCPUs got
  * their state (a stats fd each), measured by the module's own count of
  * what its live states take (objects/bytes: slab objects and counter
- * pages).  With the default groups a vCPU takes at most 1.5 KiB once the
- * VM has a few (issue 14): four vCPUs' counters share a page.
+ * pages).  A VM none of whose vCPU files is mapped keeps each vCPU's
+ * counters in a slab block (the kvm_statsfd_counters cache): with the
+ * default groups a vCPU takes at most 1.5 KiB at every VM size (issue
+ * 14), a VM of one vCPU included.  The first mapping of a
+ * vCPU file moves the VM's counters into whole pages (four blocks a page
+ * with the default groups): a 1-vCPU VM mapped takes at most a page more.
  */
 static long vm_bytes_per_vcpu(struct __test_metadata *_metadata, int kvm,
 			      int n)
@@ -291,11 +296,53 @@ static long vm_bytes_per_vcpu(struct __test_metadata *_metadata, int kvm,
 	return (after - before) / n;
 }
 
+/*
+ * What a 1-vCPU VM takes while its vCPU file is mapped (one page at 0:
+ * a block of the default groups fits), in bytes; @pages: by how much
+ * objects/counter_pages rose then.  The counter pages go back to what
+ * they were once the VM and the mapping are gone.
+ */
+static long mapped_vm_bytes(struct __test_metadata *_metadata, int kvm,
+			    long *pages)
+{
+	long before, after, pages0, pages1, page = sysconf(_SC_PAGESIZE);
+	int vm, vcpu, fd;
+	void *m;
+
+	before = ks_objects_read("bytes");
+	pages0 = ks_objects_read("counter_pages");
+	vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (vm < 0)
+		return -errno;
+	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
+	EXPECT_LE(0, vcpu) TH_LOG("KVM_CREATE_VCPU: %s", strerror(errno));
+	fd = vcpu < 0 ? -1 : ioctl(vcpu, KVM_GET_STATS_FD, 0);
+	EXPECT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));
+	m = fd < 0 ? MAP_FAILED : mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_NE(MAP_FAILED, m) TH_LOG("mmap: %s", strerror(errno));
+	after = ks_objects_read("bytes");
+	pages1 = ks_objects_read("counter_pages");
+	if (m != MAP_FAILED)
+		munmap(m, page);
+	if (fd >= 0)
+		close(fd);
+	if (vcpu >= 0)
+		close(vcpu);
+	close(vm);
+	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, 5000))
+		TH_LOG("the mapped VM's counter pages were not freed");
+	if (m == MAP_FAILED || before < 0 || after < 0 || pages0 < 0 ||
+	    pages1 < 0)
+		return -1;
+	*pages = pages1 - pages0;
+	return after - before;
+}
+
 TEST_F(groups, memory_per_vcpu)
 {
 	static const int sizes[] = { 1, 8, 64, 256 };
+	long per, one = -1, mapped, pages, vms0;
 	unsigned int i;
-	long per, vms0;
 	int kvm;
 
 	NEED_SETUP();
@@ -313,9 +360,22 @@ TEST_F(groups, memory_per_vcpu)
 		printf("# %s: %d vCPUs: %ld bytes a vCPU\n",
 		       *variant->params ? variant->params : "default",
 		       sizes[i], per);
-		if (variant->deflt && sizes[i] >= 8) {
+		if (sizes[i] == 1)
+			one = per;
+		/* No mapping: every vCPU's counters in a slab block. */
+		if (variant->deflt) {
 			EXPECT_GE(1536, per) TH_LOG("%d vCPUs", sizes[i]);
 		}
+	}
+	if (variant->deflt) {
+		EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+		mapped = mapped_vm_bytes(_metadata, kvm, &pages);
+		ASSERT_LE(0, mapped);
+		printf("# default: 1 vCPU, mapped: %ld bytes a vCPU (%ld unmapped)\n",
+		       mapped, one);
+		/* At most the page its counters moved into. */
+		EXPECT_GE(one + 4096 + 64, mapped);
+		EXPECT_EQ(1, pages) TH_LOG("counter pages while mapped");
 	}
 	close(kvm);
 }
