@@ -74,141 +74,251 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
 }
 
 /*
- * The counters blocks live in per-VM arenas of pages that hold nothing
- * else (no kernel pointer), so that a read-only mapping of a vCPU's block
- * (stats_fd.c) can hold its pages by reference, and map with it nothing
- * but counters of the same VM.  Each block is cache-line aligned (one
- * writer per line) and never straddles a chunk: a chunk is one page
+ * Counters blocks.  A vCPU's block starts in a slab cache of its own
+ * (ks_block_cache): most VMs are read with pread alone, and a VM of one
+ * vCPU should not pay a page for it.  A read-only mapping of a vCPU's
+ * block (stats_fd.c) needs pages that hold nothing but counters of that
+ * VM (no kernel pointer, no other VM's counters), which it can hold by
+ * reference.  So the first mapping of any vCPU of a VM moves every
+ * vCPU's block of that VM into the VM's arena: chunks of one page, each
  * holding ks_arena_slots blocks (four with the default groups on SVM),
- * or, for a block larger than a page, a compound page holding one.
+ * or, for a block larger than a page, a compound page holding one.  A
+ * vCPU's place in the arena is fixed when its state is made (its slot,
+ * in creation order), so that fdinfo can tell a reader where to look
+ * before the mapping exists.  Each block is cache-line aligned (one
+ * writer per line).  The VM holds a reference on each chunk and each
+ * mapping its own: a chunk is freed by the last put_page(), when the VM
+ * goes or a mapping is unmapped, whichever comes last.  Page memory needs
+ * no usercopy region.
  *
- * Slots are handed out in order and never reused: a block is zero when
- * handed out (the chunk was allocated zeroed) and a lost race's block
- * (ks_vm_vcpu_get()) stays unused, zero, until the VM goes.  Each block
- * holds a reference on its chunk, and the arena one on the chunk it
- * fills, so a chunk is freed by the last put_page(): the module's when
- * the VM goes or a mapping's when it is unmapped, whichever comes last.
- * Page memory also needs no usercopy region.
- *
- * Blocks are taken from the exit path (GFP_NOWAIT, interrupts and
- * preemption off; never on PREEMPT_RT) and from stats fds (GFP_KERNEL)
- * at once: a raw spinlock per VM guards the fill level, and a chunk is
- * allocated outside it (GFP_KERNEL sleeps, and on PREEMPT_RT nothing may
- * allocate under a raw lock).  Two threads that both found the chunk
- * full may both allocate one: the first installs its own, the other
- * takes a slot of it and frees its own.
+ * Moving a block that its vCPU is writing: the probes find the vCPU's
+ * state by a per-CPU cache hit that compares kv->kvm, then write through
+ * the block pointers in the state.  The mover (ks_vm_map_prepare())
+ * gives the state its arena block in kv->spare, copies the counters
+ * there (what the mapping shows until the move is done), and clears
+ * kv->kvm: from then on every probe of that vCPU misses and takes the
+ * slow path, which completes the move itself under vm->move_lock (the
+ * vCPU's thread is the only writer, and its probes never overlap).  For
+ * a vCPU that does not run, an RCU callback completes it: after a grace
+ * period no probe that passed a cache hit before kv->kvm was cleared is
+ * still running (probes run with preemption disabled).  Stats fd reads
+ * may still be copying from the old block: it is freed after an SRCU
+ * grace period of theirs (ks_read_srcu).
  */
+static struct kmem_cache *ks_block_cache;
 static unsigned int ks_arena_order __ro_after_init;
 static unsigned int ks_arena_slots __ro_after_init;
 static unsigned int ks_block_size __ro_after_init;
 
+struct srcu_struct ks_read_srcu;
+static bool ks_read_srcu_ready;
+
 atomic_long_t ks_nr_arena_chunks;
+static atomic_long_t ks_nr_blocks;	/* in ks_block_cache */
 
-/* A zeroed block of @vm's arena, or NULL. */
-static u64 *ks_arena_alloc(struct ks_vm *vm, gfp_t gfp)
+/* Point @kv at the counters block @c. */
+static void ks_vcpu_set_block(struct ks_vcpu *kv, u64 *c)
 {
-	struct page *page = NULL, *full = NULL;
-	unsigned long flags;
-	u64 *block = NULL;
-
-	for (;;) {
-		raw_spin_lock_irqsave(&vm->arena_lock, flags);
-		if (page && (!vm->arena || vm->arena_used == ks_arena_slots)) {
-			/* The arena's reference moves to the new chunk. */
-			full = vm->arena;
-			vm->arena = page;
-			vm->arena_used = 0;
-			vm->arena_chunks++;
-			page = NULL;
-		}
-		if (vm->arena && vm->arena_used < ks_arena_slots) {
-			block = page_address(vm->arena) +
-				vm->arena_used++ * ks_block_size;
-			get_page(vm->arena);
-		}
-		raw_spin_unlock_irqrestore(&vm->arena_lock, flags);
-		/* Got a block, or ours was not needed, or none could be had. */
-		if (block || page)
-			break;
-		page = alloc_pages(gfp | __GFP_ZERO | __GFP_ACCOUNT |
-				   (ks_arena_order ? __GFP_COMP : 0),
-				   ks_arena_order);
-		if (!page)
-			break;
-		atomic_long_inc(&ks_nr_arena_chunks);
-	}
-	if (page) {
-		/* Another thread installed a chunk first. */
-		__free_pages(page, ks_arena_order);
-		atomic_long_dec(&ks_nr_arena_chunks);
-	}
-	if (full)
-		put_page(full);
-	return block;
+	/* Disabled groups' pointers are never followed. */
+	kv->reasons = (void *)c + ks_grp_off[KS_GRP_EXIT_REASONS];
+	kv->io = (void *)c + ks_grp_off[KS_GRP_IO_MSR];
+	kv->lat = (void *)c + ks_grp_off[KS_GRP_LATENCY];
+	kv->cls = (void *)c + ks_grp_off[KS_GRP_CLASS_LATENCY];
+	kv->guest = (void *)c + ks_grp_off[KS_GRP_GUEST_TIME];
+	kv->user = (void *)c + ks_grp_off[KS_GRP_USERSPACE];
+	/* Readers load it with no lock (stats_fd.c). */
+	WRITE_ONCE(kv->c, c);
 }
 
 /* A vCPU state of @vm and its counters, zeroed (the counters may be empty). */
 static struct ks_vcpu *ks_vcpu_alloc(struct ks_vm *vm, gfp_t gfp)
 {
 	struct ks_vcpu *kv = kmem_cache_zalloc(ks_vcpu_cache, gfp);
+	u64 *c;
 
 	if (!kv)
 		return NULL;
-	kv->c = ks_arena_alloc(vm, gfp);
-	if (!kv->c) {
+	c = kmem_cache_zalloc(ks_block_cache, gfp);
+	if (!c) {
 		kmem_cache_free(ks_vcpu_cache, kv);
 		return NULL;
 	}
+	atomic_long_inc(&ks_nr_blocks);
 	kv->vm = vm;
-	/* Disabled groups' pointers are never followed. */
-	kv->reasons = (void *)kv->c + ks_grp_off[KS_GRP_EXIT_REASONS];
-	kv->io = (void *)kv->c + ks_grp_off[KS_GRP_IO_MSR];
-	kv->lat = (void *)kv->c + ks_grp_off[KS_GRP_LATENCY];
-	kv->cls = (void *)kv->c + ks_grp_off[KS_GRP_CLASS_LATENCY];
-	kv->guest = (void *)kv->c + ks_grp_off[KS_GRP_GUEST_TIME];
-	kv->user = (void *)kv->c + ks_grp_off[KS_GRP_USERSPACE];
+	/* A lost race's slot stays a hole in the arena. */
+	kv->slot = atomic_inc_return(&vm->nr_slots) - 1;
+	ks_vcpu_set_block(kv, c);
 	return kv;
 }
 
-/* The counters stay while a mapping of them holds their chunk. */
+static void ks_block_free(u64 *c)
+{
+	kmem_cache_free(ks_block_cache, c);
+	atomic_long_dec(&ks_nr_blocks);
+}
+
+/* A block in the arena is the VM's, and stays while a mapping holds it. */
 static void ks_vcpu_free(struct ks_vcpu *kv)
 {
-	put_page(virt_to_page(kv->c));
+	if (!kv->mapped)
+		ks_block_free(kv->c);
 	kmem_cache_free(ks_vcpu_cache, kv);
 }
 
 static void ks_vm_free(struct ks_vm *vm)
 {
 	struct ks_vcpu *kv;
+	struct page *chunk;
 	unsigned long id;
 
+	/* Moves of the VM's last mapping whose old blocks are not freed. */
+	if (atomic_read(&vm->moves)) {
+		rcu_barrier();
+		srcu_barrier(&ks_read_srcu);
+	}
 	xa_for_each(&vm->vcpus, id, kv) {
 		ks_vcpu_free(kv);
 		atomic_long_dec(&ks_nr_vcpus);
 	}
 	xa_destroy(&vm->vcpus);
-	/* The chunk being filled; mappings may hold any chunk longer. */
-	if (vm->arena)
-		put_page(vm->arena);
+	/* Mappings may hold any chunk longer. */
+	xa_for_each(&vm->chunks, id, chunk)
+		put_page(chunk);
+	xa_destroy(&vm->chunks);
 	atomic_long_sub(vm->arena_chunks, &ks_nr_arena_chunks);
+	mutex_destroy(&vm->map_lock);
 	kmem_cache_free(ks_vm_cache, vm);
 	atomic_long_dec(&ks_nr_vms);
 }
 
 /*
- * Where @kv's block lies: the first page of the chunk that holds it, and
- * its byte offset there.  The chunk is what a mapping of @kv may show.
+ * Where @kv's block lies in the arena: the first page of the chunk that
+ * holds it (NULL before the VM's first mapping), and its byte offset
+ * there.  The chunk is what a mapping of @kv may show.
  */
 struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
 			   unsigned int *pages)
 {
-	unsigned long base = (unsigned long)kv->c &
-			     ~((PAGE_SIZE << ks_arena_order) - 1);
-
-	/* Buddy allocations are aligned to their size. */
-	*offset = (unsigned long)kv->c - base;
+	*offset = (kv->slot % ks_arena_slots) * ks_block_size;
 	*pages = 1U << ks_arena_order;
-	return virt_to_page((void *)base);
+	return xa_load(&kv->vm->chunks, kv->slot / ks_arena_slots);
+}
+
+/* @kv's block in @vm's arena, its chunk allocated if need be, or NULL. */
+static u64 *ks_arena_block(struct ks_vm *vm, struct ks_vcpu *kv)
+{
+	unsigned long offset;
+	struct page *chunk;
+	unsigned int pages;
+	int ret;
+
+	lockdep_assert_held(&vm->map_lock);
+	chunk = ks_vcpu_chunk(kv, &offset, &pages);
+	if (!chunk) {
+		chunk = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				    (ks_arena_order ? __GFP_COMP : 0),
+				    ks_arena_order);
+		if (!chunk)
+			return NULL;
+		ret = xa_insert(&vm->chunks, kv->slot / ks_arena_slots, chunk,
+				GFP_KERNEL_ACCOUNT);
+		if (ret) {
+			__free_pages(chunk, ks_arena_order);
+			return NULL;
+		}
+		vm->arena_chunks++;
+		atomic_long_inc(&ks_nr_arena_chunks);
+	}
+	return page_address(chunk) + offset;
+}
+
+/* Every word of the block from @src to @dst, each whole. */
+static void ks_block_copy(u64 *dst, const u64 *src)
+{
+	unsigned int i;
+
+	for (i = 0; i < ks_block_size / sizeof(u64); i++)
+		WRITE_ONCE(dst[i], READ_ONCE(src[i]));
+}
+
+/*
+ * Complete @kv's move into kv->spare, under vm->move_lock, where no probe
+ * writes the old block: on the vCPU's thread, or after a grace period.
+ */
+static void ks_vcpu_move(struct ks_vcpu *kv)
+{
+	u64 *old = kv->c;
+
+	lockdep_assert_held(&kv->vm->move_lock);
+	ks_block_copy(kv->spare, old);
+	ks_vcpu_set_block(kv, kv->spare);
+	kv->spare = old;
+	kv->mapped = true;
+	/* The block pointers before the key that lets probes use them. */
+	smp_store_release(&kv->kvm, kv->vm->kvm);
+}
+
+/* From a probe's slow path: @kv is moving (kv->kvm is NULL). */
+static void ks_vcpu_settle(struct ks_vcpu *kv)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&kv->vm->move_lock, flags);
+	if (!kv->kvm)
+		ks_vcpu_move(kv);
+	raw_spin_unlock_irqrestore(&kv->vm->move_lock, flags);
+}
+
+static void ks_vcpu_old_block_free(struct rcu_head *head)
+{
+	struct ks_vcpu *kv = container_of(head, struct ks_vcpu, move_rcu);
+
+	ks_block_free(kv->spare);
+	kv->spare = NULL;
+	atomic_dec(&kv->vm->moves);
+}
+
+/*
+ * A grace period after the mover cleared kv->kvm: every probe still
+ * running then has seen it cleared, so the move is safe from here too.
+ * Then the old block goes once no read can be copying from it.
+ */
+static void ks_vcpu_move_rcu(struct rcu_head *head)
+{
+	struct ks_vcpu *kv = container_of(head, struct ks_vcpu, move_rcu);
+
+	ks_vcpu_settle(kv);
+	call_srcu(&ks_read_srcu, &kv->move_rcu, ks_vcpu_old_block_free);
+}
+
+int ks_vm_map_prepare(struct ks_vm *vm)
+{
+	unsigned long id, flags;
+	struct ks_vcpu *kv;
+	int ret = 0;
+	u64 *block;
+
+	mutex_lock(&vm->map_lock);
+	xa_for_each(&vm->vcpus, id, kv) {
+		/* Moved, or moving (its old block not freed yet). */
+		if (kv->mapped || kv->spare)
+			continue;
+		block = ks_arena_block(vm, kv);
+		if (!block) {
+			/* Those marked already move; a retry does the rest. */
+			ret = -ENOMEM;
+			break;
+		}
+		raw_spin_lock_irqsave(&vm->move_lock, flags);
+		ks_block_copy(block, kv->c);
+		kv->spare = block;
+		WRITE_ONCE(kv->kvm, NULL);
+		raw_spin_unlock_irqrestore(&vm->move_lock, flags);
+		atomic_inc(&vm->moves);
+		call_rcu(&kv->move_rcu, ks_vcpu_move_rcu);
+	}
+	mutex_unlock(&vm->map_lock);
+	return ret;
 }
 
 static void ks_vm_free_work(struct work_struct *work)
@@ -236,7 +346,9 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 		return NULL;
 	vm->kvm = kvm;
 	xa_init(&vm->vcpus);
-	raw_spin_lock_init(&vm->arena_lock);
+	xa_init(&vm->chunks);
+	mutex_init(&vm->map_lock);
+	raw_spin_lock_init(&vm->move_lock);
 	INIT_RCU_WORK(&vm->free_work, ks_vm_free_work);
 
 	raw_spin_lock_irqsave(&ks_table_lock, flags);
@@ -246,6 +358,7 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
 
 	if (old) {
+		mutex_destroy(&vm->map_lock);
 		kmem_cache_free(ks_vm_cache, vm);
 		return old;
 	}
@@ -283,8 +396,11 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	return kv;
 
 found:
-	/* vCPU ids are unique in a VM, so this is the same vCPU. */
-	return kv->vcpu == vcpu && kv->kvm == vcpu->kvm ? kv : NULL;
+	/*
+	 * vCPU ids are unique in a VM, so this is the same vCPU (kv->kvm
+	 * may be NULL: its counters are moving).
+	 */
+	return kv->vcpu == vcpu ? kv : NULL;
 }
 
 /* Lookup only, never allocates. */
@@ -298,7 +414,7 @@ static struct ks_vcpu *ks_vcpu_find(struct kvm_vcpu *vcpu)
 	if (vm)
 		kv = xa_load(&vm->vcpus, vcpu->vcpu_id);
 	rcu_read_unlock();
-	return kv && kv->vcpu == vcpu && kv->kvm == vcpu->kvm ? kv : NULL;
+	return kv && kv->vcpu == vcpu ? kv : NULL;
 }
 
 struct ks_vcpu *ks_vcpu_get(struct kvm_vcpu *vcpu, gfp_t gfp)
@@ -321,12 +437,15 @@ struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu)
 	else
 		kv = ks_vcpu_get(vcpu, GFP_NOWAIT);
 
+	if (unlikely(!kv))
+		return NULL;
+	if (unlikely(!READ_ONCE(kv->kvm)))
+		ks_vcpu_settle(kv);
 	/*
 	 * Safe to cache: @vcpu is running, so its VM holds references and
 	 * ks_vm_destroyed() cannot run for it before this probe returns.
 	 */
-	if (likely(kv))
-		__this_cpu_write(ks_last_vcpu, kv);
+	__this_cpu_write(ks_last_vcpu, kv);
 	return kv;
 }
 
@@ -375,6 +494,8 @@ struct ks_vcpu *ks_vcpu_of_current_slow(void)
 		}
 	}
 	rcu_read_unlock();
+	if (found && unlikely(!READ_ONCE(found->kvm)))
+		ks_vcpu_settle(found);
 	return found;
 }
 
@@ -436,7 +557,7 @@ void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 	/* No walk for the VM-only words alone: they are not sums. */
 	if (nv) {
 		xa_for_each(&vm->vcpus, id, kv) {
-			ks_add_words(buf, kv->c + first, nv);
+			ks_add_words(buf, READ_ONCE(kv->c) + first, nv);
 			/* A VM may have thousands of vCPUs. */
 			if (!(++seen % 64))
 				cond_resched();
@@ -453,7 +574,8 @@ void ks_vm_own_fill(struct ks_vm *vm, u32 first, u32 n, u64 *buf)
 		case KS_AGG_MAX:
 			buf[i] = 0;
 			xa_for_each(&vm->vcpus, id, kv)
-				buf[i] = max(buf[i], READ_ONCE(kv->c[w]));
+				buf[i] = max(buf[i],
+					     READ_ONCE(READ_ONCE(kv->c)[w]));
 			break;
 		case KS_AGG_NR_VCPUS:
 			buf[i] = ks_vm_nr_vcpus(vm);
@@ -509,7 +631,7 @@ unsigned int ks_vm_state_size(void)
 	return kmem_cache_size(ks_vm_cache);
 }
 
-/* The state and its block; the chunk being filled is the VM's. */
+/* The state and its block, as long as nothing maps the VM's counters. */
 unsigned int ks_vcpu_state_size(void)
 {
 	return kmem_cache_size(ks_vcpu_cache) + ks_block_size;
@@ -524,6 +646,7 @@ unsigned long ks_state_bytes(void)
 {
 	return atomic_long_read(&ks_nr_vms) * kmem_cache_size(ks_vm_cache) +
 	       atomic_long_read(&ks_nr_vcpus) * kmem_cache_size(ks_vcpu_cache) +
+	       atomic_long_read(&ks_nr_blocks) * kmem_cache_size(ks_block_cache) +
 	       ks_counter_pages() * PAGE_SIZE;
 }
 
@@ -549,13 +672,18 @@ int ks_counters_init(void)
 			      SMP_CACHE_BYTES);
 	ks_arena_order = get_order(ks_block_size);
 	ks_arena_slots = (PAGE_SIZE << ks_arena_order) / ks_block_size;
+	ks_block_cache = kmem_cache_create("kvm_statsfd_counters",
+					   ks_block_size, SMP_CACHE_BYTES,
+					   flags, NULL);
+	ks_read_srcu_ready = !init_srcu_struct(&ks_read_srcu);
 	/*
 	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue
 	 * that says neither WQ_UNBOUND nor WQ_PERCPU (and the test guests
 	 * panic on WARN); WQ_UNBOUND means the same on every kernel.
 	 */
 	ks_wq = alloc_workqueue("kvm_statsfd", WQ_UNBOUND, 0);
-	if (!ks_vm_cache || !ks_vcpu_cache || !ks_wq) {
+	if (!ks_vm_cache || !ks_vcpu_cache || !ks_block_cache ||
+	    !ks_read_srcu_ready || !ks_wq) {
 		ks_counters_exit();
 		return -ENOMEM;
 	}
@@ -577,6 +705,12 @@ void ks_counters_exit(void)
 	if (ks_wq)
 		destroy_workqueue(ks_wq);
 	ks_wq = NULL;
+	/* Then the old blocks of moves (queued by RCU callbacks). */
+	if (ks_read_srcu_ready) {
+		srcu_barrier(&ks_read_srcu);
+		cleanup_srcu_struct(&ks_read_srcu);
+	}
+	ks_read_srcu_ready = false;
 
 	hash_init(ks_tasks);
 	hash_for_each_safe(ks_vm_table, bkt, tmp, vm, node) {
@@ -586,8 +720,10 @@ void ks_counters_exit(void)
 	for_each_possible_cpu(cpu)
 		per_cpu(ks_last_vcpu, cpu) = &ks_no_vcpu;
 
+	kmem_cache_destroy(ks_block_cache);
 	kmem_cache_destroy(ks_vcpu_cache);
 	kmem_cache_destroy(ks_vm_cache);
+	ks_block_cache = NULL;
 	ks_vcpu_cache = NULL;
 	ks_vm_cache = NULL;
 }

@@ -76,7 +76,7 @@ ks_word_ptr(const struct ks_reader *sf, const struct ks_kind *k,
 		return (const u64 *)(sf->native_base +
 				     (k->native_word_off ? k->native_word_off[w] :
 				      k->native_struct_off + w * sizeof(u64)));
-	return sf->kv->c + (w - native_words);
+	return READ_ONCE(sf->kv->c) + (w - native_words);
 }
 
 /* Words [@first, @first + @n) of the data block into @buf. */
@@ -147,7 +147,8 @@ static int ks_put_words(const struct ks_reader *sf, u64 __user *dst,
 						       first + i)),
 				dst + i, efault);
 	if (i < n &&
-	    !ks_put_run(dst + i, sf->kv->c + (first + i - native_words), n - i))
+	    !ks_put_run(dst + i, READ_ONCE(sf->kv->c) + (first + i - native_words),
+			n - i))
 		goto efault;
 	user_access_end();
 	return 0;
@@ -212,7 +213,8 @@ static int ks_read_data(struct ks_reader *sf, char __user *ubuf, u64 off,
 			 */
 			n = min_t(size_t, len / sizeof(u64), vcpu_end - w) *
 			    sizeof(u64);
-			if (ks_copy_out(ubuf, sole->c + (w - native_words), 0, n))
+			if (ks_copy_out(ubuf, READ_ONCE(sole->c) +
+					(w - native_words), 0, n))
 				return -EFAULT;
 		} else {
 			/* Part of a word, or a VM's aggregates: via the stack. */
@@ -277,6 +279,7 @@ static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
 {
 	struct ks_reader sf;
 	loff_t pos = *ppos;
+	int idx, ret;
 	u64 size;
 
 	ks_reader_of(file, &sf);
@@ -286,7 +289,11 @@ static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
 	if (pos >= size || !len)
 		return 0;
 	len = min_t(u64, len, size - pos);
-	if (ks_read_range(&sf, ubuf, pos, len))
+	/* A counters block that moves meanwhile is freed after this. */
+	idx = srcu_read_lock(&ks_read_srcu);
+	ret = ks_read_range(&sf, ubuf, pos, len);
+	srcu_read_unlock(&ks_read_srcu, idx);
+	if (ret)
 		return -EFAULT;
 	*ppos = pos + len;
 	return len;
@@ -319,7 +326,8 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 	struct ks_vcpu *kv = file->private_data;
 
 	atomic_long_dec(&ks_nr_files);
-	kvm_put_kvm(kv->kvm);
+	/* Not kv->kvm, which is NULL while the counters move. */
+	kvm_put_kvm(kv->vm->kvm);
 	return 0;
 }
 
@@ -327,8 +335,9 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
  * A vCPU file's own data block, the counters block itself, mapped
  * read-only: a reader then reads the module's stats with no system call.
  * The mapping is the chunk of the VM's counters arena that holds the
- * block (counters.c: counters of this VM's vCPUs and nothing else); the
- * block starts kvm_stats_mmap_page_offset bytes into it (fdinfo).  It
+ * block (counters.c: counters of this VM's vCPUs and nothing else), into
+ * which the VM's first mapping moves its vCPUs' blocks; the block starts
+ * kvm_stats_mmap_page_offset bytes into it (fdinfo).  It
  * holds references on the chunk's pages and nothing else: not the file
  * (so not the module, which may be unloaded), no vm_operations of the
  * module's.  The pages stay until the last mapping is gone, frozen once
@@ -344,7 +353,7 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 	struct page *page;
 	int ret;
 
-	page = ks_vcpu_chunk(kv, &offset, &pages);
+	ks_vcpu_chunk(kv, &offset, &pages);
 	/* The served own block is the counters block (own_stats.c). */
 	if (!ks_kinds[KS_KIND_VCPU].own_size)
 		return -EINVAL;
@@ -352,6 +361,10 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 	if (vma->vm_pgoff || vma_pages(vma) > pages)
 		return -EINVAL;
+	ret = ks_vm_map_prepare(kv->vm);
+	if (ret)
+		return ret;
+	page = ks_vcpu_chunk(kv, &offset, &pages);
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	/* Each page inserted takes a reference on the (compound) page. */

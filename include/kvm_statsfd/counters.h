@@ -15,7 +15,10 @@
 #include <linux/kvm_host.h>
 #include <linux/list.h>
 #include <linux/percpu.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/srcu.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -104,7 +107,11 @@ struct ks_vcpu {
 	 * counting groups' counters are.
 	 */
 	struct kvm_vcpu *vcpu;
-	struct kvm *kvm;	/* vcpu->kvm: the cache hit checks both */
+	/*
+	 * vcpu->kvm: the cache hit checks both.  NULL while the counters
+	 * move (counters.c), so that every probe of the vCPU misses.
+	 */
+	struct kvm *kvm;
 	/*
 	 * The thread inside KVM_RUN with this vCPU, for the probe that gets
 	 * no vCPU.  Compared, never dereferenced, and only while in_run: a
@@ -140,6 +147,14 @@ struct ks_vcpu {
 	u64 *c ____cacheline_aligned;		/* the counters block */
 	struct ks_vm *vm;
 	struct hlist_node task_node;	/* in ks_tasks, while task is set */
+	/*
+	 * Moving the counters into the VM's arena (counters.c): where they
+	 * go while they move, then the block they left until it is freed.
+	 */
+	u64 *spare;
+	struct rcu_head move_rcu;
+	u32 slot;		/* its place in the arena, in creation order */
+	bool mapped;		/* the counters are in the arena */
 };
 
 struct ks_vm {
@@ -149,11 +164,13 @@ struct ks_vm {
 	atomic_t nr_vcpus;		/* states in vcpus */
 	struct ks_vcpu *first;		/* the first state made, then set */
 	struct rcu_work free_work;
-	/* The counters arena (counters.c): the chunk being filled. */
-	raw_spinlock_t arena_lock;
-	unsigned int arena_used;	/* its blocks handed out */
+	/* The counters arena (counters.c), made at the first mapping. */
+	struct mutex map_lock;		/* one mover at a time */
+	raw_spinlock_t move_lock;	/* a block moving, and who moves it */
+	atomic_t nr_slots;		/* arena places handed out */
+	atomic_t moves;			/* moves whose old block is not freed */
 	unsigned int arena_chunks;	/* chunks allocated, for sysfs */
-	struct page *arena;
+	struct xarray chunks;		/* chunk index -> struct page */
 };
 
 /*
@@ -220,7 +237,9 @@ static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 
-	if (likely(READ_ONCE(kv->in_run) && READ_ONCE(kv->task) == current))
+	/* kv->kvm: not while its counters move (the slow path moves them). */
+	if (likely(READ_ONCE(kv->in_run) && READ_ONCE(kv->task) == current &&
+		   READ_ONCE(kv->kvm)))
 		return kv;
 	return ks_vcpu_of_current_slow();
 }
@@ -288,11 +307,24 @@ extern atomic_long_t ks_nr_vms, ks_nr_vcpus;
 /* Counter arena chunks of live VMs (pages, or compound pages). */
 extern atomic_long_t ks_nr_arena_chunks;
 /*
- * The chunk of the counters arena that holds @kv's block: its first page,
- * how many pages it has and the block's byte offset in it.
+ * The chunk of the counters arena that holds (or will hold) @kv's block:
+ * its first page (NULL before the VM's first mapping), how many pages it
+ * has and the block's byte offset in it.
  */
 struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
 			   unsigned int *pages);
+/*
+ * Before a mapping of @vm's counters: move every vCPU's block into the
+ * arena, allocating its chunks.  The move of a running vCPU completes at
+ * its next probe, of any other within an RCU grace period; the mapping
+ * reads their values as they were until then.  0 or -ENOMEM.  Sleeps.
+ */
+int ks_vm_map_prepare(struct ks_vm *vm);
+/*
+ * Readers of the counters blocks (stats fd reads) hold this SRCU: a block
+ * that moved is freed only after them.
+ */
+extern struct srcu_struct ks_read_srcu;
 /* Bytes per object of the VM and vCPU state caches. */
 unsigned int ks_vm_state_size(void);
 unsigned int ks_vcpu_state_size(void);
