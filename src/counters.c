@@ -252,8 +252,8 @@ static void ks_vcpu_move(struct ks_vcpu *kv)
 	lockdep_assert_held(&kv->vm->move_lock);
 	ks_block_copy(kv->spare, old);
 	ks_vcpu_set_block(kv, kv->spare);
-	kv->spare = old;
-	kv->mapped = true;
+	WRITE_ONCE(kv->spare, old);
+	WRITE_ONCE(kv->mapped, true);
 	/* The block pointers before the key that lets probes use them. */
 	smp_store_release(&kv->kvm, kv->vm->kvm);
 }
@@ -274,7 +274,7 @@ static void ks_vcpu_old_block_free(struct rcu_head *head)
 	struct ks_vcpu *kv = container_of(head, struct ks_vcpu, move_rcu);
 
 	ks_block_free(kv->spare);
-	kv->spare = NULL;
+	WRITE_ONCE(kv->spare, NULL);
 	atomic_dec(&kv->vm->moves);
 }
 
@@ -301,7 +301,7 @@ int ks_vm_map_prepare(struct ks_vm *vm)
 	mutex_lock(&vm->map_lock);
 	xa_for_each(&vm->vcpus, id, kv) {
 		/* Moved, or moving (its old block not freed yet). */
-		if (kv->mapped || kv->spare)
+		if (READ_ONCE(kv->mapped) || READ_ONCE(kv->spare))
 			continue;
 		block = ks_arena_block(vm, kv);
 		if (!block) {
