@@ -517,7 +517,7 @@ static int bench_vm(int n, int first)
 			 MAP_SHARED, mod.fd[0], 0);
 		if (m == MAP_FAILED)
 			die("mmap of the vCPU stats fd", errno);
-		if (kvmstats_open(&ks, dup(mod.fd[0])))
+		if (kvmstats_open(&ks, dup(mod.fd[0])) || kvmstats_refresh(&ks))
 			die(ks.err, EBADMSG);
 		if (kvmstats_mapped(&ks, &map_off) != own ||
 		    map_off != mod.native_len)

@@ -78,6 +78,7 @@ struct kvmstats {
 	size_t _map_page_off;		/* where in the mapping _map starts */
 	uint64_t _map_off;		/* where in the data block it lies */
 	size_t _map_size;		/* bytes of the data block it serves */
+	int _map_tried;			/* the first refresh tried to map */
 };
 
 /* Open/parse.  On failure everything is freed, s->fd == -1, s->err set. */
@@ -87,21 +88,25 @@ int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len);
 void kvmstats_close(struct kvmstats *s);
 
 /*
- * Reload the data block.  One pread of the whole block; or, where
- * kvmstats_open() could map part of it (kvmstats_mapped()), that part is
- * copied from the mapping with no system call and only the rest is
- * pread.  -EIO on a short read.
+ * Reload the data block.  One pread of the whole block; or, where the
+ * file lets part of it be mapped (kvmstats_mapped()), that part is copied
+ * from the mapping with no system call and only the rest is pread.  The
+ * first refresh of a handle made by kvmstats_open() maps it.  -EIO on a
+ * short read.
  */
 int kvmstats_refresh(struct kvmstats *s);
 
 /*
  * Bytes of the data block that kvmstats_refresh() reads from a read-only
- * mapping of the stats fd, 0 if none; the part's byte offset in the data
- * block goes to *data_off (if not NULL).  kvmstats_open() maps what the
- * file offers: kvm_statsfd's vCPU files offer their own stats, and say
- * where they lie in /proc/self/fdinfo/<fd> (Documentation/stats-fd.rst);
- * other files (VM files, KVM's own) refuse mmap and are read by pread.
- * The mapping stays valid, with its last values, after the VM is gone.
+ * mapping of the stats fd, 0 if none (yet); the part's byte offset in the
+ * data block goes to *data_off (if not NULL).  The first
+ * kvmstats_refresh() maps what the file offers, not kvmstats_open(): a
+ * handle read once costs the module no pages (a VM's counters move into
+ * pages at its first mapping).  kvm_statsfd's vCPU files offer their own
+ * stats, and say where they lie in /proc/self/fdinfo/<fd>
+ * (Documentation/stats-fd.rst); other files (VM files, KVM's own) refuse
+ * mmap and are read by pread.  The mapping stays valid, with its last
+ * values, after the VM is gone.
  */
 size_t kvmstats_mapped(const struct kvmstats *s, uint64_t *data_off);
 

@@ -171,7 +171,7 @@ int kvmstats_open(struct kvmstats *s, int stats_fd)
 		return ret;
 	s->fd = stats_fd;
 	s->_own_fd = 1;
-	map_data(s);
+	/* Mapped at the first refresh: a file read once is not mapped. */
 	return 0;
 }
 
@@ -241,6 +241,16 @@ int kvmstats_refresh(struct kvmstats *s)
 		return -EINVAL;
 	if (s->fd < 0 || !s->data)
 		return kvmstats__err(s, -EBADF, "no stats fd to refresh from");
+	/*
+	 * A handle refreshed is polled: map what the file offers now.  Not
+	 * at open: the module keeps a VM's counters in pages only once one
+	 * of its vCPU files is mapped, and a reader that reads once (like
+	 * kvm-statsfd show) should not make it do so.
+	 */
+	if (!s->_map_tried) {
+		s->_map_tried = 1;
+		map_data(s);
+	}
 	if (!s->_map)
 		return refresh_range(s, 0, s->data_size);
 	/* The mapped part with no system call, each u64 loaded whole. */
