@@ -332,7 +332,10 @@ TEST_F(fault, first_mmap_every_allocation)
 	vms0 = ks_objects_read("vms");
 	pages0 = ks_objects_read("counter_pages");
 	ASSERT_LE(0, pages0);
-	/* The layout, from a VM of its own: kvmstats_open() maps its file. */
+	/*
+	 * The layout, from a VM of its own, so that nothing but the mmap
+	 * under test ever maps the VMs below.
+	 */
 	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
 	ASSERT_EQ(0, kvmstats_open_from(&s, vm.vcpu[0].fd)) TH_LOG("%s", s.err);
 	data_off = s.hdr.data_offset;
