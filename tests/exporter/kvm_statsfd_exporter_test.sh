@@ -382,7 +382,12 @@ ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
 # --- 4. a real Prometheus scrapes the live exporter --------------------------
 # Debian's Prometheus (the guest's /opt/prometheus, build-initramfs.sh
 # --tree from collect-prometheus.sh), on loopback, storage in $T, scrapes
-# this exporter every second.  The VM is stopped (SIGSTOP) first, so its
+# this exporter every 5 s, with as long to answer: a scrape took 1.2 s on
+# the debug kernel, and with a 1 s timeout Prometheus gave up on nearly
+# every one (up after 91 s, no sample left in the wait).  In that run a
+# scrape also ran while the VMM was exiting (-v said "no KVM fds any
+# more", not "VMM exited"), most likely one Prometheus had given up on.
+# The VM is stopped (SIGSTOP) first, so its
 # counters hold still: what PromQL returns must be exactly what
 # kvm-statsfd show --json reads.  Bounded: PROM_WAIT seconds for the
 # answer, then Prometheus is stopped.
@@ -408,8 +413,8 @@ still=1
 [ "$r" = 0 ] && [ "$r2" = 0 ] && cmp -s "$T/jv-stopped" "$T/jv-stopped2" && still=0
 cat > "$T/prometheus.yml" <<EOF
 global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 5s
+  scrape_timeout: 5s
 scrape_configs:
   - job_name: kvm-statsfd
     static_configs:
@@ -448,6 +453,9 @@ ok $? "PromQL kvm_vm_exits_by_reason_total{reason=\"io\"} of the stopped VM is s
 if [ -n "$prom" ]; then
 	stop_bg "$prom"
 fi
+# Scrapes run one at a time under the exporter's lock: this one ends after
+# any that Prometheus left running, while the VMM still holds its fds.
+scrape "$T/m-settle" || :
 kill -CONT "$vm"
 
 stop_bg "$vm"
