@@ -93,11 +93,11 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
  *
  * Moving a block that its vCPU is writing: the probes find the vCPU's
  * state by a per-CPU cache hit that compares kv->kvm, then write through
- * the block pointers in the state.  The mover (ks_vm_map_prepare())
+ * the block pointers in the state.  The mover (ks_vcpu_map_prepare())
  * gives the state its arena block in kv->spare, copies the counters
  * there (what the mapping shows until the move is done), and clears
  * kv->kvm: from then on every probe of that vCPU misses and takes the
- * slow path, which completes the move itself under vm->move_lock (the
+ * slow path, which completes the move itself under ks_move_lock (the
  * vCPU's thread is the only writer, and its probes never overlap).  For
  * a vCPU that does not run, an RCU callback completes it: after a grace
  * period no probe that passed a cache hit before kv->kvm was cleared is
@@ -106,6 +106,9 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
  * grace period of theirs (ks_read_srcu).
  */
 static struct kmem_cache *ks_block_cache;
+/* One mover at a time; a block moving, and who moves it. */
+static DEFINE_MUTEX(ks_map_lock);
+static DEFINE_RAW_SPINLOCK(ks_move_lock);
 static unsigned int ks_arena_order __ro_after_init;
 static unsigned int ks_arena_slots __ro_after_init;
 static unsigned int ks_block_size __ro_after_init;
@@ -168,8 +171,8 @@ static void ks_vcpu_free(struct ks_vcpu *kv)
 static void ks_vm_free(struct ks_vm *vm)
 {
 	struct ks_vcpu *kv;
-	struct page *chunk;
 	unsigned long id;
+	unsigned int i;
 
 	/* Moves of the VM's last mapping whose old blocks are not freed. */
 	if (atomic_read(&vm->moves)) {
@@ -182,54 +185,64 @@ static void ks_vm_free(struct ks_vm *vm)
 	}
 	xa_destroy(&vm->vcpus);
 	/* Mappings may hold any chunk longer. */
-	xa_for_each(&vm->chunks, id, chunk)
-		put_page(chunk);
-	xa_destroy(&vm->chunks);
-	atomic_long_sub(vm->arena_chunks, &ks_nr_arena_chunks);
-	mutex_destroy(&vm->map_lock);
+	for (i = 0; i < vm->nr_chunks; i++) {
+		if (!vm->chunks[i])
+			continue;
+		put_page(vm->chunks[i]);
+		atomic_long_dec(&ks_nr_arena_chunks);
+	}
+	kfree(vm->chunks);
 	kmem_cache_free(ks_vm_cache, vm);
 	atomic_long_dec(&ks_nr_vms);
 }
 
-/*
- * Where @kv's block lies in the arena: the first page of the chunk that
- * holds it (NULL before the VM's first mapping), and its byte offset
- * there.  The chunk is what a mapping of @kv may show.
- */
-struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
-			   unsigned int *pages)
+unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv,
+				 unsigned int *pages)
 {
-	*offset = (kv->slot % ks_arena_slots) * ks_block_size;
 	*pages = 1U << ks_arena_order;
-	return xa_load(&kv->vm->chunks, kv->slot / ks_arena_slots);
+	return (kv->slot % ks_arena_slots) * ks_block_size;
+}
+
+/* The chunk that holds (or will hold) @kv's block, NULL if none yet. */
+static struct page **ks_vcpu_chunk_slot(struct ks_vm *vm, struct ks_vcpu *kv)
+{
+	unsigned int i = kv->slot / ks_arena_slots, n;
+	struct page **chunks;
+
+	lockdep_assert_held(&ks_map_lock);
+	if (i >= vm->nr_chunks) {
+		/* Grown by doubling: a VM's vCPUs come one by one. */
+		n = max(i + 1, 2 * vm->nr_chunks);
+		chunks = kcalloc(n, sizeof(*chunks), GFP_KERNEL_ACCOUNT);
+		if (!chunks)
+			return NULL;
+		if (vm->nr_chunks)
+			memcpy(chunks, vm->chunks,
+			       vm->nr_chunks * sizeof(*chunks));
+		kfree(vm->chunks);
+		vm->chunks = chunks;
+		vm->nr_chunks = n;
+	}
+	return &vm->chunks[i];
 }
 
 /* @kv's block in @vm's arena, its chunk allocated if need be, or NULL. */
 static u64 *ks_arena_block(struct ks_vm *vm, struct ks_vcpu *kv)
 {
-	unsigned long offset;
-	struct page *chunk;
+	struct page **chunk = ks_vcpu_chunk_slot(vm, kv);
 	unsigned int pages;
-	int ret;
 
-	lockdep_assert_held(&vm->map_lock);
-	chunk = ks_vcpu_chunk(kv, &offset, &pages);
-	if (!chunk) {
-		chunk = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-				    (ks_arena_order ? __GFP_COMP : 0),
-				    ks_arena_order);
-		if (!chunk)
+	if (!chunk)
+		return NULL;
+	if (!*chunk) {
+		*chunk = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				     (ks_arena_order ? __GFP_COMP : 0),
+				     ks_arena_order);
+		if (!*chunk)
 			return NULL;
-		ret = xa_insert(&vm->chunks, kv->slot / ks_arena_slots, chunk,
-				GFP_KERNEL_ACCOUNT);
-		if (ret) {
-			__free_pages(chunk, ks_arena_order);
-			return NULL;
-		}
-		vm->arena_chunks++;
 		atomic_long_inc(&ks_nr_arena_chunks);
 	}
-	return page_address(chunk) + offset;
+	return page_address(*chunk) + ks_vcpu_map_offset(kv, &pages);
 }
 
 /* Every word of the block from @src to @dst, each whole. */
@@ -242,14 +255,14 @@ static void ks_block_copy(u64 *dst, const u64 *src)
 }
 
 /*
- * Complete @kv's move into kv->spare, under vm->move_lock, where no probe
+ * Complete @kv's move into kv->spare, under ks_move_lock, where no probe
  * writes the old block: on the vCPU's thread, or after a grace period.
  */
 static void ks_vcpu_move(struct ks_vcpu *kv)
 {
 	u64 *old = kv->c;
 
-	lockdep_assert_held(&kv->vm->move_lock);
+	lockdep_assert_held(&ks_move_lock);
 	ks_block_copy(kv->spare, old);
 	ks_vcpu_set_block(kv, kv->spare);
 	WRITE_ONCE(kv->spare, old);
@@ -263,10 +276,10 @@ static void ks_vcpu_settle(struct ks_vcpu *kv)
 {
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&kv->vm->move_lock, flags);
+	raw_spin_lock_irqsave(&ks_move_lock, flags);
 	if (!kv->kvm)
 		ks_vcpu_move(kv);
-	raw_spin_unlock_irqrestore(&kv->vm->move_lock, flags);
+	raw_spin_unlock_irqrestore(&ks_move_lock, flags);
 }
 
 static void ks_vcpu_old_block_free(struct rcu_head *head)
@@ -291,34 +304,36 @@ static void ks_vcpu_move_rcu(struct rcu_head *head)
 	call_srcu(&ks_read_srcu, &kv->move_rcu, ks_vcpu_old_block_free);
 }
 
-int ks_vm_map_prepare(struct ks_vm *vm)
+struct page *ks_vcpu_map_prepare(struct ks_vcpu *kv)
 {
+	struct ks_vm *vm = kv->vm;
 	unsigned long id, flags;
-	struct ks_vcpu *kv;
-	int ret = 0;
+	struct ks_vcpu *other;
+	struct page *chunk;
 	u64 *block;
 
-	mutex_lock(&vm->map_lock);
-	xa_for_each(&vm->vcpus, id, kv) {
+	mutex_lock(&ks_map_lock);
+	xa_for_each(&vm->vcpus, id, other) {
 		/* Moved, or moving (its old block not freed yet). */
-		if (READ_ONCE(kv->mapped) || READ_ONCE(kv->spare))
+		if (READ_ONCE(other->mapped) || READ_ONCE(other->spare))
 			continue;
-		block = ks_arena_block(vm, kv);
-		if (!block) {
-			/* Those marked already move; a retry does the rest. */
-			ret = -ENOMEM;
+		block = ks_arena_block(vm, other);
+		/* Those marked already move; a retry does the rest. */
+		if (!block)
 			break;
-		}
-		raw_spin_lock_irqsave(&vm->move_lock, flags);
-		ks_block_copy(block, kv->c);
-		kv->spare = block;
-		WRITE_ONCE(kv->kvm, NULL);
-		raw_spin_unlock_irqrestore(&vm->move_lock, flags);
+		raw_spin_lock_irqsave(&ks_move_lock, flags);
+		ks_block_copy(block, other->c);
+		other->spare = block;
+		WRITE_ONCE(other->kvm, NULL);
+		raw_spin_unlock_irqrestore(&ks_move_lock, flags);
 		atomic_inc(&vm->moves);
-		call_rcu(&kv->move_rcu, ks_vcpu_move_rcu);
+		call_rcu(&other->move_rcu, ks_vcpu_move_rcu);
 	}
-	mutex_unlock(&vm->map_lock);
-	return ret;
+	/* @kv's chunk exists once @kv is moved or moving. */
+	chunk = READ_ONCE(kv->mapped) || READ_ONCE(kv->spare) ?
+		vm->chunks[kv->slot / ks_arena_slots] : NULL;
+	mutex_unlock(&ks_map_lock);
+	return chunk ?: ERR_PTR(-ENOMEM);
 }
 
 static void ks_vm_free_work(struct work_struct *work)
@@ -346,9 +361,6 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 		return NULL;
 	vm->kvm = kvm;
 	xa_init(&vm->vcpus);
-	xa_init(&vm->chunks);
-	mutex_init(&vm->map_lock);
-	raw_spin_lock_init(&vm->move_lock);
 	INIT_RCU_WORK(&vm->free_work, ks_vm_free_work);
 
 	raw_spin_lock_irqsave(&ks_table_lock, flags);
@@ -358,7 +370,6 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 	raw_spin_unlock_irqrestore(&ks_table_lock, flags);
 
 	if (old) {
-		mutex_destroy(&vm->map_lock);
 		kmem_cache_free(ks_vm_cache, vm);
 		return old;
 	}

@@ -349,11 +349,10 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct ks_vcpu *kv = file->private_data;
 	unsigned int i, pages;
-	unsigned long offset;
 	struct page *page;
 	int ret;
 
-	ks_vcpu_chunk(kv, &offset, &pages);
+	ks_vcpu_map_offset(kv, &pages);
 	/* The served own block is the counters block (own_stats.c). */
 	if (!ks_kinds[KS_KIND_VCPU].own_size)
 		return -EINVAL;
@@ -361,10 +360,9 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 	if (vma->vm_pgoff || vma_pages(vma) > pages)
 		return -EINVAL;
-	ret = ks_vm_map_prepare(kv->vm);
-	if (ret)
-		return ret;
-	page = ks_vcpu_chunk(kv, &offset, &pages);
+	page = ks_vcpu_map_prepare(kv);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	/* Each page inserted takes a reference on the (compound) page. */
@@ -396,7 +394,7 @@ static void ks_vcpu_stats_show_fdinfo(struct seq_file *m, struct file *file)
 	unsigned long offset;
 	unsigned int pages;
 
-	ks_vcpu_chunk(file->private_data, &offset, &pages);
+	offset = ks_vcpu_map_offset(file->private_data, &pages);
 	seq_printf(m, "kvm_stats_mmap_offset:\t%u\n", k->native_size);
 	seq_printf(m, "kvm_stats_mmap_size:\t%u\n", k->own_size);
 	seq_printf(m, "kvm_stats_mmap_page_offset:\t%lu\n", offset);

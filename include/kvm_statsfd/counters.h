@@ -15,7 +15,6 @@
 #include <linux/kvm_host.h>
 #include <linux/list.h>
 #include <linux/percpu.h>
-#include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/srcu.h>
@@ -164,13 +163,15 @@ struct ks_vm {
 	atomic_t nr_vcpus;		/* states in vcpus */
 	struct ks_vcpu *first;		/* the first state made, then set */
 	struct rcu_work free_work;
-	/* The counters arena (counters.c), made at the first mapping. */
-	struct mutex map_lock;		/* one mover at a time */
-	raw_spinlock_t move_lock;	/* a block moving, and who moves it */
+	/*
+	 * The counters arena (counters.c), made at the first mapping.  Its
+	 * locks are the module's, not the VM's: mappings are rare, and a
+	 * VM that nothing maps should not pay for them.
+	 */
 	atomic_t nr_slots;		/* arena places handed out */
 	atomic_t moves;			/* moves whose old block is not freed */
-	unsigned int arena_chunks;	/* chunks allocated, for sysfs */
-	struct xarray chunks;		/* chunk index -> struct page */
+	unsigned int nr_chunks;		/* chunks[] entries, for sysfs too */
+	struct page **chunks;		/* by index, under ks_map_lock */
 };
 
 /*
@@ -307,19 +308,20 @@ extern atomic_long_t ks_nr_vms, ks_nr_vcpus;
 /* Counter arena chunks of live VMs (pages, or compound pages). */
 extern atomic_long_t ks_nr_arena_chunks;
 /*
- * The chunk of the counters arena that holds (or will hold) @kv's block:
- * its first page (NULL before the VM's first mapping), how many pages it
- * has and the block's byte offset in it.
+ * Where @kv's block lies, or will lie, in its VM's counters arena: the
+ * byte offset in its chunk, and how many pages a chunk has.
  */
-struct page *ks_vcpu_chunk(const struct ks_vcpu *kv, unsigned long *offset,
-			   unsigned int *pages);
+unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv,
+				 unsigned int *pages);
 /*
- * Before a mapping of @vm's counters: move every vCPU's block into the
- * arena, allocating its chunks.  The move of a running vCPU completes at
- * its next probe, of any other within an RCU grace period; the mapping
- * reads their values as they were until then.  0 or -ENOMEM.  Sleeps.
+ * Before a mapping of @kv: move every vCPU's block of its VM into the
+ * arena, allocating its chunks, and return the first page of the chunk
+ * that holds @kv's (the VM's until it goes), or an ERR_PTR (-ENOMEM).
+ * The move of a running vCPU completes at its next probe, of any other
+ * within an RCU grace period; the mapping reads their values as they
+ * were until then.  Sleeps.
  */
-int ks_vm_map_prepare(struct ks_vm *vm);
+struct page *ks_vcpu_map_prepare(struct ks_vcpu *kv);
 /*
  * Readers of the counters blocks (stats fd reads) hold this SRCU: a block
  * that moved is freed only after them.
