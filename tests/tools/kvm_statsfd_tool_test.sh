@@ -149,7 +149,9 @@ if [ "$(cat /sys/module/kvm_statsfd/parameters/cross_process 2>/dev/null)" != Y 
 fi
 grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded with cross_process=1"
 
-start_vm "$T/vm.log" -name guest=tooltest -t 40; ok $? "module: demo-vm with 2 vCPUs started"
+# The test stops this VM itself; -t is only a backstop (on the debug
+# kernel with other lanes beside it, 40 s ran out before the watch tests).
+start_vm "$T/vm.log" -name guest=tooltest -t 600; ok $? "module: demo-vm with 2 vCPUs started"
 sleep 1
 # On PREEMPT_RT the module counts a vCPU only from its first stats fd
 # (Documentation/design.rst): open them once, then let the VM run on.
