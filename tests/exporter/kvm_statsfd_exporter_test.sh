@@ -385,7 +385,8 @@ ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
 # this exporter every 15 s, with as long to answer: a scrape took 1.2 s on
 # the debug kernel, and 4.5 s there with other lanes running beside it;
 # with a 1 s timeout Prometheus gave up on nearly every one (up after
-# 91 s, no sample left in the wait), with 5 s on all.  In that run a
+# 91 s, no sample left in the wait), and with 5 s it never got one.  In
+# the 1.2 s run a
 # scrape also ran while the VMM was exiting (-v said "no KVM fds any
 # more", not "VMM exited"), most likely one Prometheus had given up on.
 # The VM is stopped (SIGSTOP) first, so its
