@@ -103,7 +103,8 @@ static struct ks_vm *ks_vm_find_rcu(struct kvm *kvm)
  * period no probe that passed a cache hit before kv->kvm was cleared is
  * still running (probes run with preemption disabled).  Stats fd reads
  * may still be copying from the old block: it is freed after an SRCU
- * grace period of theirs (ks_read_srcu).
+ * grace period of theirs (ks_read_srcu).  Each move holds a reference on
+ * the VM's state until then, so that freeing a VM never waits for one.
  */
 static struct kmem_cache *ks_block_cache;
 /* One mover at a time; a block moving, and who moves it. */
@@ -174,11 +175,6 @@ static void ks_vm_free(struct ks_vm *vm)
 	unsigned long id;
 	unsigned int i;
 
-	/* Moves of the VM's last mapping whose old blocks are not freed. */
-	if (atomic_read(&vm->moves)) {
-		rcu_barrier();
-		srcu_barrier(&ks_read_srcu);
-	}
 	xa_for_each(&vm->vcpus, id, kv) {
 		ks_vcpu_free(kv);
 		atomic_long_dec(&ks_nr_vcpus);
@@ -286,9 +282,13 @@ static void ks_vcpu_old_block_free(struct rcu_head *head)
 {
 	struct ks_vcpu *kv = container_of(head, struct ks_vcpu, move_rcu);
 
+	struct ks_vm *vm = kv->vm;
+
 	ks_block_free(kv->spare);
 	WRITE_ONCE(kv->spare, NULL);
-	atomic_dec(&kv->vm->moves);
+	/* The VM was destroyed meanwhile: its state goes with this move. */
+	if (atomic_dec_and_test(&vm->refs))
+		ks_vm_free(vm);
 }
 
 /*
@@ -326,7 +326,7 @@ struct page *ks_vcpu_map_prepare(struct ks_vcpu *kv)
 		other->spare = block;
 		WRITE_ONCE(other->kvm, NULL);
 		raw_spin_unlock_irqrestore(&ks_move_lock, flags);
-		atomic_inc(&vm->moves);
+		atomic_inc(&vm->refs);
 		call_rcu(&other->move_rcu, ks_vcpu_move_rcu);
 	}
 	/* @kv's chunk exists once @kv is moved or moving. */
@@ -338,7 +338,12 @@ struct page *ks_vcpu_map_prepare(struct ks_vcpu *kv)
 
 static void ks_vm_free_work(struct work_struct *work)
 {
-	ks_vm_free(container_of(to_rcu_work(work), struct ks_vm, free_work));
+	struct ks_vm *vm = container_of(to_rcu_work(work), struct ks_vm,
+					free_work);
+
+	/* Else the last move's old block frees it (softirq: no sleeping). */
+	if (atomic_dec_and_test(&vm->refs))
+		ks_vm_free(vm);
 }
 
 /*
@@ -361,6 +366,7 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 		return NULL;
 	vm->kvm = kvm;
 	xa_init(&vm->vcpus);
+	atomic_set(&vm->refs, 1);
 	INIT_RCU_WORK(&vm->free_work, ks_vm_free_work);
 
 	raw_spin_lock_irqsave(&ks_table_lock, flags);

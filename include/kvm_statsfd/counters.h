@@ -169,7 +169,12 @@ struct ks_vm {
 	 * VM that nothing maps should not pay for them.
 	 */
 	atomic_t nr_slots;		/* arena places handed out */
-	atomic_t moves;			/* moves whose old block is not freed */
+	/*
+	 * One for the VM (dropped an RCU grace period after KVM destroys
+	 * it) and one for each move whose old block is not freed yet: the
+	 * last one frees the state, so that no free waits for a move.
+	 */
+	atomic_t refs;
 	unsigned int nr_chunks;		/* chunks[] entries, for sysfs too */
 	struct page **chunks;		/* by index, under ks_map_lock */
 };
