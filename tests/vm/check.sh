@@ -29,8 +29,9 @@ T0=$(date +%s)
 HOST_NICE=${HOST_NICE:-10}
 GUEST_JOBS=${GUEST_JOBS:-$(($(nproc) * 2))}
 # Several guests share few cores: give each more time than run-guest.sh's
-# default for one alone.
-export GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+# default for one alone (a hang's backstop: 6.1-rt's test boot took 659 s
+# on a slow machine, 2026-11-26).
+export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 
 progress() { step "[+$(($(date +%s) - T0)) s] $*"; }
 
