@@ -175,7 +175,7 @@ struct ks_vm {
 	 * last one frees the state, so that no free waits for a move.
 	 */
 	atomic_t refs;
-	unsigned int nr_chunks;		/* chunks[] entries, for sysfs too */
+	unsigned int nr_chunks;		/* chunks[] entries, NULL if unused */
 	struct page **chunks;		/* by index, under ks_map_lock */
 };
 
