@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "ks_util.h"
 
 #define NR_VCPUS	2

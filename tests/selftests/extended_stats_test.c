@@ -19,6 +19,7 @@
 #include <asm/vmx.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "kvmstats.h"
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "ks_util.h"
 #include "kvmstats.h"
 

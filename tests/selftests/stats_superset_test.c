@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ks_harness.h"
 #include "kvmstats.h"
 #include "ks_util.h"
 

@@ -5,7 +5,9 @@
 # it, without lint, unit tests or the rig self-test.
 #
 # usage: tests/vm/quick.sh [SERIES] [TEST...]
-#   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10 or newest (tests/vm/lanes)
+#   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10, newest (tests/vm/lanes) or
+#           6.12-debug (the debug kernel: tests/vm/debug-kernel/, built
+#           once and cached, with its lane's guest timeout and memory)
 #   TEST    selftest program names to run (default: every guest test,
 #           as make check runs them)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
@@ -14,7 +16,13 @@ set -euo pipefail
 
 want=${1:-6.1}
 shift || true
-k=$(SERIES="$want" test_kernels | awk -v s="$want" '$1 == s')
+if [ "$want" = 6.12-debug ]; then
+	k=$("$TOP/tests/vm/debug-kernel/build.sh")
+	export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-3600}
+	export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
+else
+	k=$(SERIES="$want" test_kernels | awk -v s="$want" '$1 == s')
+fi
 [ -n "$k" ] || { echo "no test kernel of series $want" >&2; exit 2; }
 read -r series rel root <<< "$k"
 
