@@ -66,7 +66,6 @@
 
 #define COMPAT_VCPUS	2
 #define N_CPUID		23	/* CPUID exits of the guest's one segment */
-#define FREE_WAIT_MS	5000
 #define MAX_FILE	65536
 
 FIXTURE(compat) {
@@ -89,7 +88,7 @@ FIXTURE_SETUP(compat)
 	       getauxval(AT_SYSINFO) ? "the vDSO" : "int $0x80");
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
-	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_TAKE(&self->base, KS_FREE_WAIT_MS);
 	self->ready = 1;
 }
 
@@ -103,7 +102,7 @@ FIXTURE_TEARDOWN(compat)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(compat) *self)
 {
-	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_CHECK(&self->base, KS_FREE_WAIT_MS);
 }
 
 /* A VM whose vCPUs run N_CPUID CPUIDs, an OUT, then HLT. */
@@ -300,7 +299,7 @@ TEST_F(compat, native_after_rmmod)
 	ASSERT_LE(0, native) TH_LOG("KVM_CHECK_EXTENSION without the module: %s",
 				    strerror(-native));
 	make_vm(_metadata, &vm);
-	ret = ks_module_unload_wait(FREE_WAIT_MS);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("rmmod: %s", strerror(-ret));
 	ASSERT_EQ(0, ks_module_loaded());
 	for (i = 0; i < 2; i++) {

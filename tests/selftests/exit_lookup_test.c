@@ -155,7 +155,7 @@ FIXTURE_TEARDOWN(lookup)
 	unpin();
 	ks_vm_destroy(&self->vm);
 	if (self->vms >= 0)
-		ks_objects_wait_le("vms", self->vms, 20000);
+		ks_objects_wait_le("vms", self->vms, KS_FREE_WAIT_MS);
 	ks_module_restore(&self->mod);
 }
 
@@ -692,7 +692,7 @@ FIXTURE_SETUP(scale)
 FIXTURE_TEARDOWN(scale)
 {
 	if (self->vms >= 0)
-		ks_objects_wait_le("vms", self->vms, 20000);
+		ks_objects_wait_le("vms", self->vms, KS_FREE_WAIT_MS);
 	ks_module_restore(&self->mod);
 }
 

@@ -270,8 +270,8 @@ static void stats_fd_faults(struct __test_metadata *_metadata,
 	EXPECT_LT(0, failed) TH_LOG("no fault ever hit the ioctl");
 	TH_LOG("%s stats fd: %d fault points, %d failed the ioctl",
 	       vcpu_file ? "vCPU" : "VM", n - 1, failed);
-	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, 5000));
-	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, KS_FREE_WAIT_MS));
+	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, KS_FREE_WAIT_MS));
 }
 
 TEST_F(fault, vm_stats_fd_every_allocation)
@@ -408,9 +408,9 @@ TEST_F(fault, first_mmap_every_allocation)
 	EXPECT_GE(MAX_NTH, n) TH_LOG("more than %d fault points?", MAX_NTH);
 	EXPECT_LT(0, failed) TH_LOG("no fault ever failed the mmap");
 	TH_LOG("first mmap: %d fault points, %d failed it", n - 1, failed);
-	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, 5000));
-	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
-	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, 5000))
+	EXPECT_EQ(files0, ks_objects_wait_le("files", files0, KS_FREE_WAIT_MS));
+	EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, KS_FREE_WAIT_MS));
+	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, KS_FREE_WAIT_MS))
 		TH_LOG("counter pages left");
 }
 

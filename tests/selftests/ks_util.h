@@ -105,6 +105,15 @@ long ks_objects_read(const char *name);
  * returns the last value read.
  */
 long ks_objects_wait_le(const char *name, long target, int timeout_ms);
+/*
+ * How long the tests wait for a destroyed VM's states to be freed (KVM's
+ * destruction, an RCU or SRCU grace period, a work item), or for an rmmod
+ * to get through once they are.  Milliseconds on hardware; seconds on the
+ * debug kernel under TCG with make check's other guests beside it, where
+ * the tests' old 5 s bounds were the first thing to fail.  Only a failure
+ * waits this long.
+ */
+#define KS_FREE_WAIT_MS	30000
 
 /* The loaded module's mode parameter ("superset"/"own"), or -errno. */
 int ks_module_mode(char *buf, size_t len);

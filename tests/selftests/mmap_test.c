@@ -37,7 +37,6 @@
 #include "kvmstats.h"
 #include "ks_util.h"
 
-#define FREE_WAIT_MS	5000	/* RCU grace period + workqueue, on TCG */
 #define MAX_DATA	(64 * 1024)
 
 /* Every pread() of this program and the libraries linked into it. */
@@ -302,9 +301,9 @@ TEST_F(map, survives_vm_and_rmmod)
 	vms0 = ks_objects_read("vms");
 	ks_vm_destroy(&self->vm);
 	self->vm_made = 0;
-	EXPECT_EQ(vms0 - 1, ks_objects_wait_le("vms", vms0 - 1, FREE_WAIT_MS))
+	EXPECT_EQ(vms0 - 1, ks_objects_wait_le("vms", vms0 - 1, KS_FREE_WAIT_MS))
 		TH_LOG("the VM's state was not freed");
-	EXPECT_EQ(0, ks_objects_wait_le("files", 0, FREE_WAIT_MS));
+	EXPECT_EQ(0, ks_objects_wait_le("files", 0, KS_FREE_WAIT_MS));
 	copy_mapped(now, (char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(last, now, self->map_size))
 		TH_LOG("the mapping changed after the VM went");

@@ -75,7 +75,6 @@
 #include "ks_util.h"
 
 #define STRESS_SEC	4	/* seconds per timed test at scale 1 */
-#define FREE_WAIT_MS	10000	/* RCU grace period + workqueue, on TCG */
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
 #define NOFILE		65536
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
@@ -371,7 +370,7 @@ FIXTURE_SETUP(scale)
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)) TH_LOG("RLIMIT_NOFILE %d: %s",
 							   NOFILE, strerror(errno));
 	self->scale = ks_stress_scale();
-	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_TAKE(&self->base, KS_FREE_WAIT_MS);
 	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
@@ -397,7 +396,7 @@ FIXTURE_TEARDOWN(scale)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(scale) *self)
 {
-	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_CHECK(&self->base, KS_FREE_WAIT_MS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1095,7 +1094,7 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 		}
 		ks_vm_destroy(&x);
 		close(xs);
-		if (ks_objects_wait_le("vms", self->base.vms + 1, FREE_WAIT_MS) !=
+		if (ks_objects_wait_le("vms", self->base.vms + 1, KS_FREE_WAIT_MS) !=
 		    self->base.vms + 1)
 			ks_errs_add(&err, "the destroyed VM's state was not freed");
 		/* Y runs on CPU 0 while CPU 1 is out... */

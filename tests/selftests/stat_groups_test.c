@@ -330,7 +330,7 @@ static long mapped_vm_bytes(struct __test_metadata *_metadata, int kvm,
 	if (vcpu >= 0)
 		close(vcpu);
 	close(vm);
-	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, 5000))
+	EXPECT_EQ(pages0, ks_objects_wait_le("counter_pages", pages0, KS_FREE_WAIT_MS))
 		TH_LOG("the mapped VM's counter pages were not freed");
 	if (m == MAP_FAILED || before < 0 || after < 0 || pages0 < 0 ||
 	    pages1 < 0)
@@ -355,7 +355,7 @@ TEST_F(groups, memory_per_vcpu)
 	ASSERT_LE(0, kvm);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		/* The last VM's state is freed after RCU: not counted here. */
-		EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+		EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, KS_FREE_WAIT_MS));
 		per = vm_bytes_per_vcpu(_metadata, kvm, sizes[i]);
 		ASSERT_LE(0, per);
 		printf("# %s: %d vCPUs: %ld bytes a vCPU\n",
@@ -369,7 +369,7 @@ TEST_F(groups, memory_per_vcpu)
 		}
 	}
 	if (variant->deflt) {
-		EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, 5000));
+		EXPECT_EQ(vms0, ks_objects_wait_le("vms", vms0, KS_FREE_WAIT_MS));
 		mapped = mapped_vm_bytes(_metadata, kvm, &pages);
 		ASSERT_LE(0, mapped);
 		printf("# default: 1 vCPU, mapped: %ld bytes a vCPU (%ld unmapped)\n",

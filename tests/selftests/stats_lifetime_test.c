@@ -34,7 +34,6 @@
 #include "ks_util.h"
 
 #define MAX_FILE	65536
-#define FREE_WAIT_MS	5000	/* RCU grace period + workqueue, on TCG */
 
 FIXTURE(life) {
 	struct ks_module_state mod;
@@ -171,8 +170,8 @@ static void expect_objects_back(struct __test_metadata *_metadata,
 				const long *base)
 {
 	EXPECT_EQ(base[2], objects(_metadata, "files"));
-	EXPECT_EQ(base[0], ks_objects_wait_le("vms", base[0], FREE_WAIT_MS));
-	EXPECT_EQ(base[1], ks_objects_wait_le("vcpus", base[1], FREE_WAIT_MS));
+	EXPECT_EQ(base[0], ks_objects_wait_le("vms", base[0], KS_FREE_WAIT_MS));
+	EXPECT_EQ(base[1], ks_objects_wait_le("vcpus", base[1], KS_FREE_WAIT_MS));
 }
 
 static void objects_base(struct __test_metadata *_metadata, long *base)

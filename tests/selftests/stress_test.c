@@ -38,7 +38,7 @@
  * the test began; and /sys/module/kvm_statsfd/objects/{files,vms,vcpus}
  * are back to what they were before.  "files" drops at close(); "vms" and
  * "vcpus" only after KVM destroyed the VM, an RCU grace period and the
- * module's workqueue, so those are polled for up to FREE_WAIT_MS.  The
+ * module's workqueue, so those are polled for up to KS_FREE_WAIT_MS.  The
  * baseline is taken once the counts of earlier tests' VMs have settled.
  *
  * PREEMPT_RT: there the module counts a vCPU only once a stats fd was
@@ -67,7 +67,6 @@
 #include "ks_util.h"
 
 #define STRESS_SEC	4	/* seconds per test at scale 1 */
-#define FREE_WAIT_MS	5000	/* RCU grace period + workqueue, on TCG */
 #define MAX_FILE	65536
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
 
@@ -166,7 +165,7 @@ FIXTURE_SETUP(stress)
 	ks_host_exit_codes(&self->ec);
 	self->scale = ks_stress_scale();
 	/* Let the frees of earlier tests' VMs finish, then take the base. */
-	KS_BASELINE_TAKE(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_TAKE(&self->base, KS_FREE_WAIT_MS);
 	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
 	self->ready = 1;
 }
@@ -186,7 +185,7 @@ FIXTURE_TEARDOWN(stress)
 static void check_no_leak(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(stress) *self)
 {
-	KS_BASELINE_CHECK(&self->base, FREE_WAIT_MS);
+	KS_BASELINE_CHECK(&self->base, KS_FREE_WAIT_MS);
 }
 
 static void on_sigusr1(int sig) { }
