@@ -349,6 +349,8 @@ progress "all runs finished; judging"
 
 # --- results --------------------------------------------------------------
 
+# Every TAP line goes to report.tap too, for the digest of failures below.
+{
 collect_host
 if [ "$(cat "$RUN/userspace.rc" 2>/dev/null)" != 0 ]; then
 	echo "not ok - host: building the tools and selftests for the guests"
@@ -403,6 +405,17 @@ for l in "${LANE_LIST[@]}"; do
 		rig_selftest "$name" warn-nopanic
 	fi
 done
+} > "$RUN/report.tap"
+cat "$RUN/report.tap"
+
+# The failures once more, each with the lines that explain it, where the
+# end of a long log (all a CI page may show) still has them.
+if grep -q '^not ok' "$RUN/report.tap"; then
+	echo "# the failures again, with their diagnostics:"
+	awk '/^not ok/ { print; n = 12; next }
+		/^#/ && n > 0 { print; n--; next }
+		{ n = 0 }' "$RUN/report.tap" | head -n 300
+fi
 
 {
 	printf 'wall time %d s;' "$(($(date +%s) - T0))"

@@ -103,9 +103,22 @@ function emit(ok, name, extra) {
 /^@@ dmesg-begin/ { indmesg = 1; next }
 /^@@ dmesg-end/ { indmesg = 0; next }
 indmesg { next }
+# The words of a failed case go under its "not ok" (at most 8 lines each
+# way): what was printed since the case before (for the kselftest harness,
+# since its RUN line), and what a shell test printed after the result.
+# Totals belong to no case.
+inprog && /^# / && !/^#  RUN / && !/^# +(OK|FAIL|SKIP) / &&
+    !/^# (PASSED|FAILED|Totals|Starting)[: ]/ {
+	if (after > 0) {
+		print "#   " substr($0, 3)
+		after--
+	} else if (nd < 8) {
+		diag[nd++] = $0
+	}
+}
 # The kselftest harness of 6.1 leaves the name out of a SKIP line: take it
 # from the RUN line of the case.
-inprog && /^#  RUN / { lastrun = $3; expfail = 0; next }
+inprog && /^#  RUN / { lastrun = $3; expfail = 0; nd = 0; after = 0; next }
 inprog && /^1\.\.[0-9]+/ && plan < 0 { plan = substr($1, 4) + 0; next }
 # The harness logs a failed EXPECT or ASSERT as "# FILE:LINE:TEST:Expected".
 inprog && /^# [^ :]+:[0-9]+:[^:]*:Expected / { expfail = 1; next }
@@ -130,7 +143,14 @@ inprog && /^(not )?ok [0-9]+ / {
 		emit(isok, prog "." name, "")
 	}
 	expfail = 0
-	if (!isok) prog_fail++
+	after = 0
+	if (!isok) {
+		prog_fail++
+		for (i = 0; i < nd; i++)
+			print "#   " substr(diag[i], 3)
+		after = 8
+	}
+	nd = 0
 	prog_cases++
 	next
 }
