@@ -192,11 +192,14 @@ static void ks_vm_free(struct ks_vm *vm)
 	atomic_long_dec(&ks_nr_vms);
 }
 
-unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv,
-				 unsigned int *pages)
+unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv)
 {
-	*pages = 1U << ks_arena_order;
 	return (kv->slot % ks_arena_slots) * ks_block_size;
+}
+
+unsigned int ks_map_chunk_pages(void)
+{
+	return 1U << ks_arena_order;
 }
 
 /* The chunk that holds (or will hold) @kv's block, NULL if none yet. */
@@ -226,7 +229,6 @@ static struct page **ks_vcpu_chunk_slot(struct ks_vm *vm, struct ks_vcpu *kv)
 static u64 *ks_arena_block(struct ks_vm *vm, struct ks_vcpu *kv)
 {
 	struct page **chunk = ks_vcpu_chunk_slot(vm, kv);
-	unsigned int pages;
 
 	if (!chunk)
 		return NULL;
@@ -238,7 +240,7 @@ static u64 *ks_arena_block(struct ks_vm *vm, struct ks_vcpu *kv)
 			return NULL;
 		atomic_long_inc(&ks_nr_arena_chunks);
 	}
-	return page_address(*chunk) + ks_vcpu_map_offset(kv, &pages);
+	return page_address(*chunk) + ks_vcpu_map_offset(kv);
 }
 
 /* Every word of the block from @src to @dst, each whole. */
@@ -281,7 +283,6 @@ static void ks_vcpu_settle(struct ks_vcpu *kv)
 static void ks_vcpu_old_block_free(struct rcu_head *head)
 {
 	struct ks_vcpu *kv = container_of(head, struct ks_vcpu, move_rcu);
-
 	struct ks_vm *vm = kv->vm;
 
 	ks_block_free(kv->spare);

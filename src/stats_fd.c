@@ -348,17 +348,16 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct ks_vcpu *kv = file->private_data;
-	unsigned int i, pages;
 	struct page *page;
+	unsigned int i;
 	int ret;
 
-	ks_vcpu_map_offset(kv, &pages);
 	/* The served own block is the counters block (own_stats.c). */
 	if (!ks_kinds[KS_KIND_VCPU].own_size)
 		return -EINVAL;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
-	if (vma->vm_pgoff || vma_pages(vma) > pages)
+	if (vma->vm_pgoff || vma_pages(vma) > ks_map_chunk_pages())
 		return -EINVAL;
 	page = ks_vcpu_map_prepare(kv);
 	if (IS_ERR(page))
@@ -391,13 +390,11 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 static void ks_vcpu_stats_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	const struct ks_kind *k = &ks_kinds[KS_KIND_VCPU];
-	unsigned long offset;
-	unsigned int pages;
 
-	offset = ks_vcpu_map_offset(file->private_data, &pages);
 	seq_printf(m, "kvm_stats_mmap_offset:\t%u\n", k->native_size);
 	seq_printf(m, "kvm_stats_mmap_size:\t%u\n", k->own_size);
-	seq_printf(m, "kvm_stats_mmap_page_offset:\t%lu\n", offset);
+	seq_printf(m, "kvm_stats_mmap_page_offset:\t%lu\n",
+		   ks_vcpu_map_offset(file->private_data));
 }
 
 static const struct file_operations ks_vm_stats_fops = {

@@ -314,10 +314,11 @@ extern atomic_long_t ks_nr_vms, ks_nr_vcpus;
 extern atomic_long_t ks_nr_arena_chunks;
 /*
  * Where @kv's block lies, or will lie, in its VM's counters arena: the
- * byte offset in its chunk, and how many pages a chunk has.
+ * byte offset in its chunk.
  */
-unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv,
-				 unsigned int *pages);
+unsigned long ks_vcpu_map_offset(const struct ks_vcpu *kv);
+/* How many pages a chunk of the arena has (at most what one maps). */
+unsigned int ks_map_chunk_pages(void);
 /*
  * Before a mapping of @kv: move every vCPU's block of its VM into the
  * arena, allocating its chunks, and return the first page of the chunk
