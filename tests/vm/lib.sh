@@ -105,6 +105,14 @@ rig_modules_of() {
 	return 0
 }
 
+# The debug kernel's guests (tests/vm/debug-kernel/): their timeout, a
+# hang's backstop (1405 s of guest time measured on a slow machine,
+# 2026-11-26, more with the other lanes beside it), and their memory.
+debug_guest_limits() {
+	export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-3600}
+	export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
+}
+
 # Our module and the rig's modules for one kernel, in BUILD/REL/.
 build_modules_for() {
 	build_module_once "$1" "$2" && build_rig_warn "$1" "$2" &&

@@ -18,8 +18,7 @@ want=${1:-6.1}
 shift || true
 if [ "$want" = 6.12-debug ]; then
 	k=$("$TOP/tests/vm/debug-kernel/build.sh")
-	export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-3600}
-	export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
+	debug_guest_limits
 else
 	k=$(SERIES="$want" test_kernels | awk -v s="$want" '$1 == s')
 fi

@@ -18,10 +18,7 @@ set -uo pipefail
 
 out=$1
 SERIES=6.12-debug
-# A hang's backstop: 1405 s of guest time measured on a slow machine
-# (2026-11-26), more with the other lanes beside it.
-export GUEST_TIMEOUT=${DEBUG_GUEST_TIMEOUT:-3600}
-export GUEST_MEM=${DEBUG_GUEST_MEM:-2048}
+debug_guest_limits
 lane_start "$out" "[$SERIES]"
 
 step "[$SERIES] building the debug kernel (cached after the first time)"
