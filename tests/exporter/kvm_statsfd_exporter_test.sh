@@ -383,20 +383,16 @@ ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \
 # Debian's Prometheus (the guest's /opt/prometheus, build-initramfs.sh
 # --tree from collect-prometheus.sh), on loopback, storage in $T, scrapes
 # this exporter every 15 s, with as long to answer: a scrape took 1.2 s on
-# the debug kernel, and 4.5 s there with other lanes running beside it;
-# with a 1 s timeout Prometheus gave up on nearly every one (up after
-# 91 s, no sample left in the wait), and with 5 s it never got one.  In
-# the 1.2 s run a
-# scrape also ran while the VMM was exiting (-v said "no KVM fds any
-# more", not "VMM exited"), most likely one Prometheus had given up on.
-# The VM is stopped (SIGSTOP) first, so its
-# counters hold still: what PromQL returns must be exactly what
-# kvm-statsfd show --json reads.  Two bounds: PROM_START_WAIT seconds for
-# Prometheus itself to be ready (/-/ready), which is Go and TSDB start-up
-# and has nothing to do with the exporter: on the debug kernel it took
-# most of the old single 90 s bound (up after 91 s in one run, never in
-# the next); then PROM_WAIT seconds, six scrape intervals, for the
-# scrape and the answer.  Then Prometheus is stopped.
+# the debug kernel, and 4.5 s there with other lanes running beside it.
+# With a 1 s timeout Prometheus gave up on nearly every scrape, and one it
+# gave up on could still be running while the VMM exited.
+# The VM is stopped (SIGSTOP) first, so its counters hold still: what
+# PromQL returns must be exactly what kvm-statsfd show --json reads.
+# Two bounds, so that a failure says which part was slow: PROM_START_WAIT
+# seconds for Prometheus' own start-up (/-/ready; 12 s on the debug kernel
+# alone, 21 s with the other lanes beside it), then PROM_WAIT seconds, six
+# scrape intervals, for the scrape and the answer.  Then Prometheus is
+# stopped.
 PROM=${PROMETHEUS:-/opt/prometheus/prometheus}
 PROM_PORT=${PROMETHEUS_TEST_PORT:-19799}
 PROM_START_WAIT=${PROMETHEUS_START_WAIT:-600}
@@ -435,31 +431,41 @@ if [ -x "$PROM" ]; then
 	bg_pids="$bg_pids $prom"
 fi
 sel="{vm=\"root/exptest\"}"
-ready='' t0=$(date +%s) tr=0
-while [ -n "$prom" ] && [ $tr -lt "$PROM_START_WAIT" ] && kill -0 "$prom" 2>/dev/null; do
-	if timeout 10 wget -q -O /dev/null "http://127.0.0.1:$PROM_PORT/-/ready" 2>/dev/null; then
-		ready=1
-		break
-	fi
-	sleep 1
-	tr=$(($(date +%s) - t0))
-done
+# poll LIMIT CMD...: CMD once a second until it succeeds, LIMIT seconds
+# pass or Prometheus is gone; the seconds it took go to $polled.
+poll() {
+	limit=$1 polled=0 t0=$(date +%s)
+	shift
+	while [ -n "$prom" ] && [ "$polled" -lt "$limit" ] && kill -0 "$prom" 2>/dev/null; do
+		"$@" && return 0
+		sleep 1
+		polled=$(($(date +%s) - t0))
+	done
+	return 1
+}
+prom_ready() {
+	timeout 10 wget -q -O /dev/null "http://127.0.0.1:$PROM_PORT/-/ready" 2>/dev/null
+}
+# Prometheus has scraped the exporter, and both values of the stopped VM
+# are in its answers.
+prom_answers() {
+	[ "$up" = 1 ] || up=$(promql 'up{job="kvm-statsfd"}')
+	[ "$up" = 1 ] || return 1
+	got_io=$(promql "kvm_vm_io_out_exits_total$sel")
+	got_rs=$(promql "kvm_vm_exits_by_reason_total{vm=\"root/exptest\",vendor=\"svm\",reason=\"io\"}")
+	[ -n "$got_io" ] && [ -n "$got_rs" ]
+}
+ready=0
+poll "$PROM_START_WAIT" prom_ready && ready=1
 [ "$ready" = 1 ]
-ok $? "Prometheus in the guest starts and is ready (${tr} s)" \
+ok $? "Prometheus in the guest starts and is ready (${polled} s)" \
 	"$PROM: $([ -x "$PROM" ] && echo present || echo missing)" \
 	"$(tail -n 15 "$T/prom.log" 2>/dev/null)"
-up='' got_io='' got_rs='' t0=$(date +%s) t=0
-[ "$ready" = 1 ] || t=$PROM_WAIT
-while [ -n "$prom" ] && [ $t -lt "$PROM_WAIT" ] && kill -0 "$prom" 2>/dev/null; do
-	[ "$up" = 1 ] || up=$(promql 'up{job="kvm-statsfd"}')
-	if [ "$up" = 1 ]; then
-		got_io=$(promql "kvm_vm_io_out_exits_total$sel")
-		got_rs=$(promql "kvm_vm_exits_by_reason_total{vm=\"root/exptest\",vendor=\"svm\",reason=\"io\"}")
-		[ -n "$got_io" ] && [ -n "$got_rs" ] && break
-	fi
-	sleep 1
-	t=$(($(date +%s) - t0))
-done
+up='' got_io='' got_rs='' t=$PROM_WAIT
+if [ "$ready" = 1 ]; then
+	poll "$PROM_WAIT" prom_answers
+	t=$polled
+fi
 [ "$up" = 1 ]
 ok $? "Prometheus in the guest scrapes the live exporter: up{job=\"kvm-statsfd\"} 1 (${t} s)" \
 	"$PROM: $([ -x "$PROM" ] && echo present || echo missing), up '$up'" \
