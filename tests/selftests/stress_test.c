@@ -69,6 +69,7 @@
 #define STRESS_SEC	4	/* seconds per test at scale 1 */
 #define MAX_FILE	65536
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
+#define RETURN_WAIT_US	30000000L /* a debug kernel under load: 30 s */
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                      */
@@ -975,14 +976,18 @@ load:
 		cycles++;
 		ks_sleep_us(ks_rnd(&rs) % 3000);
 	}
-	/* KVM_RUN still works after all that: each vCPU returns again. */
+	/*
+	 * KVM_RUN still works after all that: each vCPU returns again
+	 * (within RETURN_WAIT_US: only a vCPU that failed to waits it out).
+	 */
 	for (i = 0; i < RM_VMS * RM_VCPUS; i++)
 		before[i] = run[i].runs;
 	ks_sleep_us(200000);
 	for (i = 0; i < RM_VMS * RM_VCPUS; i++) {
 		long waited = 0;
 
-		while (run[i].runs == before[i] && !run[i].err && waited < 5000000) {
+		while (run[i].runs == before[i] && !run[i].err &&
+		       waited < RETURN_WAIT_US) {
 			ks_sleep_us(10000);
 			waited += 10000;
 		}
