@@ -68,7 +68,7 @@ FIXTURE_SETUP(block)
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
 	ks_module_save(&self->mod);
 	if (self->mod.was_loaded) {
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
 	self->native_cap = ks_native_binary_stats();

@@ -651,7 +651,7 @@ static void load_counts(struct __test_metadata *_metadata,
 	close(sfd);
 	ks_vm_destroy(&vm);
 	if (load) {
-		ret = ks_module_unload_wait(5000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unload after fault %d: %s", n,
 					 strerror(-ret));
 	}
@@ -675,7 +675,7 @@ TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
 	ASSERT_NE(0, sc.reject_start) TH_LOG("no kmem_cache_create in /proc/kallsyms");
 	/* Asked now: it reloads the module when loaded (cached after). */
 	ks_native_binary_stats();
-	ret = ks_module_unload_wait(5000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	ret = load_filter(&sc);
 	ASSERT_EQ(0, ret) TH_LOG("fault injection stack filter: %s",
@@ -691,7 +691,7 @@ TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
 			absorbed += !left;
 			if (!left)
 				load_counts(_metadata, self, n, 0);
-			ret = ks_module_unload_wait(5000);
+			ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 			ASSERT_EQ(0, ret) TH_LOG("unload after fault %d: %s", n,
 						 strerror(-ret));
 			if (left)

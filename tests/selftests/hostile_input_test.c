@@ -664,7 +664,7 @@ TEST_F(hostile, other_ioctls_untouched)
 	close(self->fds[0]);
 	close(self->fds[1]);
 	probe_ioctls(&self->vm, with, &n1);
-	ret = ks_module_unload_wait(5000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("rmmod: %s (stats fds are open?)", strerror(-ret));
 	probe_ioctls(&self->vm, without, &n2);
 	ASSERT_EQ(n1, n2);

@@ -437,7 +437,7 @@ int ks_module_ensure(const char *mode)
 		if (!read_line("/sys/module/kvm_statsfd/parameters/cross_process",
 			       xp, sizeof(xp)))
 			snprintf(others, sizeof(others), "cross_process=%s", xp);
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		if (ret)
 			return ret;
 	}
@@ -453,7 +453,7 @@ int ks_module_restore(const struct ks_module_state *st)
 		if (st->was_loaded && !module_params(cur, sizeof(cur), NULL) &&
 		    !strcmp(cur, st->params))
 			return 0;
-		ret = ks_module_unload_wait(5000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		if (ret)
 			return ret;
 	}
@@ -488,7 +488,7 @@ int ks_module_reload(const char *params)
 	int ret;
 
 	if (ks_module_loaded()) {
-		ret = ks_module_unload_wait(5000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		if (ret)
 			return ret;
 	}
@@ -711,7 +711,7 @@ int ks_native_binary_stats(void)
 		return cached;
 	ks_module_save(&st);
 	if (st.was_loaded) {
-		ret = ks_module_unload_wait(5000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		if (ret)
 			return ret;
 	}

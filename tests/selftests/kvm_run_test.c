@@ -41,7 +41,7 @@ FIXTURE_SETUP(vm)
 	/* The kernel's own answers, not the module's. */
 	ks_module_save(&self->mod);
 	if (self->mod.was_loaded) {
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
 	self->native_cap = ks_native_binary_stats();
@@ -237,7 +237,7 @@ TEST_F(vm, binary_stats_capability)
 	expect_stats_fds(_metadata, &later, 1, "module loaded, VM made after");
 	ks_vm_destroy(&later);
 
-	ret = ks_module_unload_wait(2000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	expect_cap(_metadata, &self->vm, self->native_cap, "after rmmod");
 	expect_stats_fds(_metadata, &self->vm, self->native_cap, "after rmmod");

@@ -113,7 +113,7 @@ FIXTURE_SETUP(map)
 
 	KS_SETUP_MODULE(&self->mod, variant->mode);
 	if (variant->deflt) {
-		ret = ks_module_unload_wait(5000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 		ret = ks_module_load_default("");
 		ASSERT_EQ(0, ret) TH_LOG("loading: %s", strerror(-ret));
@@ -309,7 +309,7 @@ TEST_F(map, survives_vm_and_rmmod)
 		TH_LOG("the mapping changed after the VM went");
 	EXPECT_LE(41, mapped_exits(self, m));
 
-	ret = ks_module_unload_wait(5000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("rmmod with a mapping: %s", strerror(-ret));
 	copy_mapped(now, (char *)m + self->page_off, self->map_size);
 	EXPECT_EQ(0, memcmp(last, now, self->map_size))
@@ -394,7 +394,7 @@ TEST_F(map, vm_and_native_fds_enodev)
 	ASSERT_LE(0, native) TH_LOG("%s", strerror(-native));
 	if (!native)
 		return;		/* 5.10: no stats fd of KVM's own */
-	ret = ks_module_unload_wait(5000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	fd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, fd) TH_LOG("KVM's own stats fd: %s", strerror(errno));

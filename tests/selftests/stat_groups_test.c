@@ -119,7 +119,7 @@ FIXTURE_SETUP(groups)
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
 	ks_module_save(&self->mod);
 	if (self->mod.was_loaded) {
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
 	ks_host_exit_codes(&self->ec);
@@ -143,7 +143,7 @@ FIXTURE_TEARDOWN(groups)
 		ks_vm_destroy(&self->vm);
 	ks_close_from(3);
 	/* Not the groups the rest of the suite expects: reload as it was. */
-	ret = ks_module_unload_wait(5000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	EXPECT_TRUE(ret == 0 || ret == -ENOENT) TH_LOG("%s", strerror(-ret));
 	ret = ks_module_restore(&self->mod);
 	EXPECT_EQ(0, ret) TH_LOG("restoring the module: %s", strerror(-ret));
@@ -238,7 +238,7 @@ FIXTURE_SETUP(bad)
 
 	ks_module_save(&self->mod);
 	if (self->mod.was_loaded) {
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
 }

@@ -386,7 +386,7 @@ TEST_F(life, cross_process_is_opt_in)
 		const char *params = i ? "cross_process=1" : "cross_process=0";
 		int vm_sfd, vcpu_sfd;
 
-		ASSERT_EQ(0, ks_module_unload_wait(5000));
+		ASSERT_EQ(0, ks_module_unload_wait(KS_FREE_WAIT_MS));
 		ret = ks_module_load(params);
 		ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", params, strerror(-ret));
 		vm_sfd = ioctl(fds[2], KVM_GET_STATS_FD, 0);
@@ -593,7 +593,7 @@ TEST_F(life, load_while_vm_exists)
 	NEED_SETUP();
 	if (ks_kernel_is_rt())
 		SKIP(return, "PREEMPT_RT: counting starts with the first stats fd, not at the first exit after load");
-	ret = ks_module_unload_wait(2000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	make_vm(_metadata, &vm, 50, 40, 2);
 	/* KVM's own count of vCPU 0 (debugfs: vCPU 1 runs only later). */
@@ -685,6 +685,13 @@ static void stop_runner(struct runner *r)
 	r->vcpu->run->immediate_exit = 0;
 }
 
+/*
+ * How long load_while_vcpu_runs waits for a running vCPU to make progress
+ * (exits, its state, a count that grows): a loaded debug kernel is slow,
+ * and only a failure waits this long.
+ */
+#define PROGRESS_WAIT_MS	30000
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -706,7 +713,7 @@ TEST_F(life, load_while_vcpu_runs)
 	NEED_SETUP();
 	if (ks_kernel_is_rt())
 		SKIP(return, "PREEMPT_RT: counting starts with the first stats fd, not at the first exit after load");
-	ret = ks_module_unload_wait(2000);
+	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ret = ks_vm_create(&vm, ks_code_cpuid_forever, ks_code_cpuid_forever_len, 1);
@@ -717,7 +724,7 @@ TEST_F(life, load_while_vcpu_runs)
 	r.vcpu = &vm.vcpu[0];
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, runner_fn, &r));
 	for (waited = 0; native_exits(_metadata, &vm, native) < 100 &&
-	     waited < 10000; waited += 10)
+	     waited < PROGRESS_WAIT_MS; waited += 10)
 		sleep_ms(10);
 	before = native_exits(_metadata, &vm, native);
 	EXPECT_LE(100, before) TH_LOG("the vCPU does not run");
@@ -735,7 +742,8 @@ TEST_F(life, load_while_vcpu_runs)
 	}
 	/* No fd asked for it: the running vCPU's exits make its state. */
 	vcpus = ks_objects_read("vcpus");
-	for (waited = 0; vcpus < 1 && waited < 5000; waited += 10) {
+	for (waited = 0; vcpus < 1 && waited < PROGRESS_WAIT_MS;
+	     waited += 10) {
 		sleep_ms(10);
 		vcpus = ks_objects_read("vcpus");
 	}
@@ -746,7 +754,7 @@ TEST_F(life, load_while_vcpu_runs)
 	if (fd >= 0) {
 		hist(_metadata, fd, ec, h);
 		c1 = h[ec->cpuid];
-		for (waited = 0; waited < 5000; waited += 10) {
+		for (waited = 0; waited < PROGRESS_WAIT_MS; waited += 10) {
 			hist(_metadata, fd, ec, h);
 			c2 = h[ec->cpuid];
 			if (c2 > c1)

@@ -178,7 +178,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 		SKIP(return, "/dev/kvm is not usable: %s", strerror(errno));
 	ks_module_save(&c->mod);
 	if (c->mod.was_loaded) {
-		ret = ks_module_unload_wait(2000);
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
 		ASSERT_EQ(0, ret) TH_LOG("unloading: %s", strerror(-ret));
 	}
 	c->native_cap = ks_native_binary_stats();
