@@ -248,9 +248,6 @@ TEST_F(lookup, error_counts_other)
 
 static void on_sigusr1(int sig) { }
 
-/* How long the kicker waits for the guest's first exit. */
-#define FIRST_EXIT_WAIT_MS	60000
-
 struct kicker {
 	pthread_t thread;
 	pthread_t target;
@@ -272,7 +269,7 @@ static void *kick_fn(void *arg)
 	struct kicker *k = arg;
 	int waited;
 
-	for (waited = 0; waited < FIRST_EXIT_WAIT_MS; waited++) {
+	for (waited = 0; waited < KS_PROGRESS_WAIT_MS; waited++) {
 		k->err = ks_stat_read(k->stats_fd, "exits", &k->exits, 1,
 				      NULL, 0);
 		if (k->err < 0 || k->exits)
@@ -305,7 +302,7 @@ TEST_F(lookup, signal_counts_intr)
 	pthread_join(k.thread, NULL);
 	close(k.stats_fd);
 	ASSERT_LE(0, k.err) TH_LOG("reading exits: %s", strerror(-k.err));
-	ASSERT_LT(0, k.exits) TH_LOG("no exit within %d ms", FIRST_EXIT_WAIT_MS);
+	ASSERT_LT(0, k.exits) TH_LOG("no exit within %d ms", KS_PROGRESS_WAIT_MS);
 	EXPECT_EQ(-EINTR, r);
 	ASSERT_EQ(0, vcpu_stat(v, "userspace_exits", u, USER_BUCKETS));
 	ASSERT_EQ(0, vcpu_stat(v, "in_guest", &in_guest, 1));

@@ -114,6 +114,12 @@ long ks_objects_wait_le(const char *name, long target, int timeout_ms);
  * waits this long.
  */
 #define KS_FREE_WAIT_MS	30000
+/*
+ * How long the tests wait for a running vCPU to make progress: its first
+ * exit, its state, a count that grows, a return from KVM_RUN.  The same
+ * slow guests; the same rule: each wait ends at its first success.
+ */
+#define KS_PROGRESS_WAIT_MS	30000
 
 /* The loaded module's mode parameter ("superset"/"own"), or -errno. */
 int ks_module_mode(char *buf, size_t len);

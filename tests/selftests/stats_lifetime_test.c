@@ -685,13 +685,6 @@ static void stop_runner(struct runner *r)
 	r->vcpu->run->immediate_exit = 0;
 }
 
-/*
- * How long load_while_vcpu_runs waits for a running vCPU to make progress
- * (exits, its state, a count that grows): a loaded debug kernel is slow,
- * and only a failure waits this long.
- */
-#define PROGRESS_WAIT_MS	30000
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -724,7 +717,7 @@ TEST_F(life, load_while_vcpu_runs)
 	r.vcpu = &vm.vcpu[0];
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, runner_fn, &r));
 	for (waited = 0; native_exits(_metadata, &vm, native) < 100 &&
-	     waited < PROGRESS_WAIT_MS; waited += 10)
+	     waited < KS_PROGRESS_WAIT_MS; waited += 10)
 		sleep_ms(10);
 	before = native_exits(_metadata, &vm, native);
 	EXPECT_LE(100, before) TH_LOG("the vCPU does not run");
@@ -742,7 +735,7 @@ TEST_F(life, load_while_vcpu_runs)
 	}
 	/* No fd asked for it: the running vCPU's exits make its state. */
 	vcpus = ks_objects_read("vcpus");
-	for (waited = 0; vcpus < 1 && waited < PROGRESS_WAIT_MS;
+	for (waited = 0; vcpus < 1 && waited < KS_PROGRESS_WAIT_MS;
 	     waited += 10) {
 		sleep_ms(10);
 		vcpus = ks_objects_read("vcpus");
@@ -754,7 +747,7 @@ TEST_F(life, load_while_vcpu_runs)
 	if (fd >= 0) {
 		hist(_metadata, fd, ec, h);
 		c1 = h[ec->cpuid];
-		for (waited = 0; waited < PROGRESS_WAIT_MS; waited += 10) {
+		for (waited = 0; waited < KS_PROGRESS_WAIT_MS; waited += 10) {
 			hist(_metadata, fd, ec, h);
 			c2 = h[ec->cpuid];
 			if (c2 > c1)

@@ -69,7 +69,6 @@
 #define STRESS_SEC	4	/* seconds per test at scale 1 */
 #define MAX_FILE	65536
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
-#define RETURN_WAIT_US	30000000L /* a debug kernel under load: 30 s */
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                      */
@@ -978,7 +977,7 @@ load:
 	}
 	/*
 	 * KVM_RUN still works after all that: each vCPU returns again
-	 * (within RETURN_WAIT_US: only a vCPU that failed to waits it out).
+	 * (within KS_PROGRESS_WAIT_MS: only a vCPU that failed to waits it out).
 	 */
 	for (i = 0; i < RM_VMS * RM_VCPUS; i++)
 		before[i] = run[i].runs;
@@ -987,7 +986,7 @@ load:
 		long waited = 0;
 
 		while (run[i].runs == before[i] && !run[i].err &&
-		       waited < RETURN_WAIT_US) {
+		       waited < KS_PROGRESS_WAIT_MS * 1000L) {
 			ks_sleep_us(10000);
 			waited += 10000;
 		}
