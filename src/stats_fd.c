@@ -332,18 +332,37 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 }
 
 /*
+ * Every page of a mapping is inserted when it is made, so a fault means
+ * one was dropped (MADV_DONTNEED).  Nothing is put back: SIGBUS, as a
+ * page of zeros would read as counters reset.
+ */
+static vm_fault_t ks_vcpu_stats_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct ks_vcpu_stats_vm_ops = {
+	.fault = ks_vcpu_stats_fault,
+};
+
+/*
  * A vCPU file's own data block, the counters block itself, mapped
  * read-only: a reader then reads the module's stats with no system call.
  * The mapping is the chunk of the VM's counters arena that holds the
  * block (counters.c: counters of this VM's vCPUs and nothing else), into
  * which the VM's first mapping moves its vCPUs' blocks; the block starts
- * kvm_stats_mmap_page_offset bytes into it (fdinfo).  It
- * holds references on the chunk's pages and nothing else: not the file
- * (so not the module, which may be unloaded), no vm_operations of the
- * module's.  The pages stay until the last mapping is gone, frozen once
- * the VM is; a zapped page (MADV_DONTNEED) is not faulted back in
- * (SIGBUS).  Offset 0 only, no more than the chunk's pages, never
- * writable or executable.
+ * kvm_stats_mmap_page_offset bytes into it (fdinfo).  All its pages are
+ * inserted here, each with a reference of its own.
+ *
+ * The VMA keeps its file, as a driver's mapping does, so that mm treats
+ * it as a file's: /proc/<pid>/maps names it, anonymous-only advice
+ * (MADV_WIPEONFORK) is refused, and no mm path that drops vm_file finds
+ * it gone.  So the mapping holds what an open stats fd holds, the VM and
+ * the module, until it is unmapped.  fork() copies it, page table entries
+ * included (VM_MIXEDMAP, which vm_insert_page() sets): a VMM's helper
+ * process reads the same counters.  Offset 0 only, no more than the
+ * chunk's pages, never writable or executable (now or by mprotect()),
+ * never grown by mremap().
  */
 static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -364,6 +383,7 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 		return PTR_ERR(page);
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &ks_vcpu_stats_vm_ops;
 	/* Each page inserted takes a reference on the (compound) page. */
 	for (i = 0; i < vma_pages(vma); i++) {
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
@@ -371,12 +391,6 @@ static int ks_vcpu_stats_mmap(struct file *file, struct vm_area_struct *vma)
 		if (ret)
 			return ret;	/* the caller unmaps what was done */
 	}
-	/*
-	 * Drop the file: the caller holds its own reference for the
-	 * system call, and the mapping needs only the pages.
-	 */
-	fput(vma->vm_file);
-	vma->vm_file = NULL;
 	return 0;
 }
 
