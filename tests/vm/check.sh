@@ -13,11 +13,31 @@
 #  4. every guest run is judged (test cases against tests/vm/manifest,
 #     kernel log, taint).
 #
+# Priorities follow the longest chain: the debug kernel's build starts
+# first, at nice 0, and the long lanes (LONG_LANES: the debug kernel's and
+# Bochs's) run at nice 0; the other lanes at SHORT_NICE (5), host work at
+# HOST_NICE (10).
+#
 # Progress goes to stderr as "==> [+SECONDS s] ...", per kernel and stage;
-# stdout gets the TAP lines, and the last line is
-# "N passed, N failed[, N skipped]".  LANES="name ..." or SERIES="series
-# ..." pick lanes other than the default ones.
+# stdout gets the TAP lines, then "#" lines with the run's CPU-seconds and
+# wall time, in all and per lane, build and host job (also in
+# BUILD/check/times), and the last line is "N passed, N failed[, N
+# skipped]".  CPU_BUDGET=N makes a run over N CPU-seconds a failure.
+# LANES="name ..." or SERIES="series ..." pick lanes other than the
+# default ones.
 set -uo pipefail
+# The run counts its CPU time (below) from what it reaps, and a background
+# process that outlives its parent goes to init with its CPU time: so
+# check.sh reaps orphans itself (PR_SET_CHILD_SUBREAPER, through perl's
+# syscall.ph: make deps installs perl).
+if [ -z "${KS_CHECK_REAPER:-}" ] && perl -e 'require "syscall.ph"' 2>/dev/null; then
+	export KS_CHECK_REAPER=1
+	exec perl -e 'require "syscall.ph";
+		syscall(&SYS_prctl, 36, 1, 0, 0, 0) == 0 or
+			warn "check.sh: PR_SET_CHILD_SUBREAPER: $!\n";
+		exec { $ARGV[0] } @ARGV or die "check.sh: exec: $!\n"' \
+		"$BASH" "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 
 passed=0 failed=0 skipped=0
@@ -25,15 +45,81 @@ RUN="$BUILD/check"
 rm -rf "$RUN"
 mkdir -p "$RUN/host"
 T0=$(date +%s)
-# Guests get the CPU first; host work runs beside them at this niceness.
+# The long chains get the CPU first (their lanes at nice 0), the short
+# lanes at SHORT_NICE beside them, host work at HOST_NICE.  The long lanes
+# bound the run's wall time; the short ones and the host work fill the
+# cores around them.
 HOST_NICE=${HOST_NICE:-10}
-GUEST_JOBS=${GUEST_JOBS:-$(($(nproc) * 2))}
+SHORT_NICE=${SHORT_NICE:-5}
+LONG_LANES=${LONG_LANES:-debug-6.12 6.12-vmx}
+# Each TCG guest is one busy thread: one more guest than cores keeps every
+# core busy while one guest waits (on its initramfs, its judge, a lock);
+# more only splits the same cores finer (2*nproc was the old default).
+GUEST_JOBS=${GUEST_JOBS:-$(($(nproc) + 1))}
 # Several guests share few cores: give each more time than run-guest.sh's
 # default for one alone (a hang's backstop: 6.1-rt's test boot took 659 s
 # on a slow machine, 2026-11-26).
 export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 
 progress() { step "[+$(($(date +%s) - T0)) s] $*"; }
+
+# --- CPU accounting -------------------------------------------------------
+
+# A process's children's CPU time reaches it (its cutime and cstime in
+# /proc) only when it reaps them, and then with all that they reaped in
+# turn.  So each measured piece runs in a subshell of its own, and when the
+# piece is over, every process it started has been reaped and the
+# subshell's own /proc stat holds the whole tree's CPU.  The check's total
+# is the main shell's, read after its last wait: exact, with background
+# jobs, as long as every job is waited for (and the scripts below wait
+# for theirs).
+CLK_TCK=$(getconf CLK_TCK)
+mkdir -p "$RUN/cpu"
+
+# cpu_ticks: CPU_USER and CPU_SYS, the clock ticks of this (sub)shell and
+# its reaped children.  A variable, not a $(...): that would read the
+# stat of the command substitution's own fork.
+cpu_ticks() {
+	local s f
+	read -r s < "/proc/$BASHPID/stat"
+	# After "(comm) " come field 3 (state) on: 14 utime, 15 stime, 16
+	# cutime, 17 cstime.
+	read -r -a f <<< "${s##*) }"
+	CPU_USER=$((f[11] + f[13])) CPU_SYS=$((f[12] + f[14]))
+}
+
+# measured KIND NAME CMD...: run CMD in a subshell of its own and add
+# "KIND WALL USER SYS NAME" (seconds; ticks) to RUN/cpu/log.  The pieces
+# measured are disjoint: none runs inside another.  Returns CMD's status.
+measured() {
+	local kind=$1 name=$2
+	shift 2
+	(
+		t=$(date +%s)
+		"$@"
+		rc=$?
+		cpu_ticks
+		# One short write: appends from parallel pieces do not mix.
+		echo "$kind $(($(date +%s) - t)) $CPU_USER $CPU_SYS $name" >> "$RUN/cpu/log"
+		exit "$rc"
+	)
+}
+
+# What the cache held: what appears during the run was downloaded or built
+# by it (a cold run, or a partly cold one).
+cache_state() {
+	local d
+	{
+		ls -1d "$CACHE"/debs/*.deb "$CACHE"/kernels/*/ \
+			"$CACHE"/debug-kernel/*/.built \
+			"$CACHE"/linux-source/.extracted
+		for d in "$CACHE"/chroots/*/; do
+			case "$d" in *.tmp/) ;; *) echo "$d" ;; esac
+		done
+	} 2>/dev/null | sort
+}
+cache_state > "$RUN/cache.before"
+
 
 # count FILE: add a "passed failed skipped" line to the totals.
 count() {
@@ -72,12 +158,18 @@ host_start() {
 	HOST_CHAIN[$chain]+="host_job $(printf '%q ' "$name" "$@");"
 }
 
+# host_wait CHAIN FILE: the chain's next job waits for FILE (outside the
+# job, whose wall time is then its own work's).
+host_wait() {
+	HOST_CHAIN[$1]+="wait_for $(printf '%q' "$2");"
+}
+
 host_job() {
 	local name=$1 t rc
 	shift
 	progress "host: $name started"
 	t=$(date +%s)
-	nice -n "$HOST_NICE" "$@" > "$RUN/host/$name.log" 2>&1
+	measured host "$name" nice -n "$HOST_NICE" "$@" > "$RUN/host/$name.log" 2>&1
 	rc=$?
 	echo "$rc" > "$RUN/host/$name.rc"
 	progress "host: $name finished in $(($(date +%s) - t)) s (status $rc)"
@@ -152,6 +244,22 @@ select_lanes() {
 mapfile -t LANE_LIST < <(select_lanes)
 [ "${#LANE_LIST[@]}" -gt 0 ] || { echo "no lanes selected (tests/vm/lanes)" >&2; exit 1; }
 
+# Cold, the debug kernel's build (about 600 CPU-seconds) and then its lane
+# are the run's longest chain: it starts now, before the kernels are
+# fetched, at nice 0 (build.sh), and its lane waits for it (build.sh's
+# lock) and finds it built.  Warm, build.sh only finds it in the cache.
+for l in "${LANE_LIST[@]}"; do
+	read -r _ _ r <<< "$l"
+	[ "$r" = script:tests/vm/debug-kernel/lane.sh ] || continue
+	progress "debug kernel: build started (or found in the cache)"
+	(
+		measured build "debug kernel" "$TOP/tests/vm/debug-kernel/build.sh" \
+			> /dev/null
+		progress "debug kernel: build.sh finished (status $?)"
+	) &
+	break
+done
+
 # The kernels of the lanes that boot a fetched kernel, one fetch for all.
 kseries=$(for l in "${LANE_LIST[@]}"; do
 	read -r _ s r <<< "$l"
@@ -160,7 +268,8 @@ done | awk '!seen[$0]++' | tr '\n' ' ')
 declare -A REL_OF ROOT_OF
 if [ -n "$kseries" ]; then
 	progress "fetching kernels: $kseries"
-	SERIES="$kseries" test_kernels > "$RUN/kernels" || exit 1
+	SERIES="$kseries" measured fetch kernels test_kernels > "$RUN/kernels" ||
+		exit 1
 	while read -r s rel root; do
 		REL_OF[$s]=$rel ROOT_OF[$s]=$root
 	done < "$RUN/kernels"
@@ -203,20 +312,20 @@ build_kernel() {
 
 progress "building the guests' programs and one module per kernel"
 (
-	build_userspace > "$RUN/userspace.log" 2>&1
+	measured build "guests' programs" build_userspace > "$RUN/userspace.log" 2>&1
 	echo $? > "$RUN/userspace.rc.tmp"
 	mv "$RUN/userspace.rc.tmp" "$RUN/userspace.rc"
 	progress "guests' programs built"
 ) &
 while read -r s rel root; do
 	case "$(builder_of_root "$root")" in
-	chroot*) build_kernel "$s" "$rel" "$root" & ;;
+	chroot*) measured build "$rel" build_kernel "$s" "$rel" "$root" & ;;
 	esac
 done < "$RUN/kernels"
 (
 	while read -r s rel root; do
 		[ "$(builder_of_root "$root")" = host ] || continue
-		build_kernel "$s" "$rel" "$root"
+		measured build "$rel" build_kernel "$s" "$rel" "$root"
 	done < "$RUN/kernels"
 ) &
 
@@ -237,7 +346,8 @@ initrd_of() {
 		flock 8
 		[ -f "$f" ] && exit 0
 		# shellcheck disable=SC2046 # the payload is a list of options
-		"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$f.tmp" \
+		measured build "initramfs $rel" \
+			"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$f.tmp" \
 			--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 			$(rig_modules_of "$rel") \
 			$(guest_test_payload) && mv "$f.tmp" "$f"
@@ -245,9 +355,18 @@ initrd_of() {
 	[ -f "$f" ] && echo "$f"
 }
 
-# guest NAME SERIES RUNNER MODE OUTDIR [CMDLINE...]: one boot.
+# nice_of LANE: the lane's niceness (LONG_LANES first).
+nice_of() {
+	case " $LONG_LANES " in
+	*" $1 "*) echo 0 ;;
+	*) echo "$SHORT_NICE" ;;
+	esac
+}
+
+# guest NAME SERIES RUNNER MODE OUTDIR [CMDLINE...]: one boot, measured
+# as "lane NAME" (the test run) or "lane NAME MODE" (the rig's self-test).
 guest() {
-	local name=$1 s=$2 runner=$3 mode=$4 out=$5 rel root initrd t
+	local name=$1 s=$2 runner=$3 mode=$4 out=$5 rel root label=$1 initrd
 	shift 5
 	rel=${REL_OF[$s]} root=${ROOT_OF[$s]}
 	mkdir -p "$out"
@@ -262,11 +381,18 @@ guest() {
 	fi
 	initrd=$(initrd_of "$rel" "$root") ||
 		{ echo "initramfs build failed" > "$out/failed"; return; }
+	[ "$mode" = test ] || label="$name $mode"
+	measured lane "$label" boot_guest "$@"
+}
+
+# The boot itself, in guest()'s measured subshell.
+boot_guest() {
+	local t
 	progress "[$name] booting $rel ($mode, ${runner##*/})"
 	t=$(date +%s)
 	# shellcheck disable=SC2046 # the command line is a list of words
-	"$TOP/$runner" "$root/boot/vmlinuz-$rel" "$initrd" "$out" "$mode" \
-		$(guest_cmdline "$rel" "$root") "$@"
+	nice -n "$(nice_of "$name")" "$TOP/$runner" "$root/boot/vmlinuz-$rel" \
+		"$initrd" "$out" "$mode" $(guest_cmdline "$rel" "$root") "$@"
 	echo "$(($(date +%s) - t))" > "$out/seconds"
 	progress "[$name] $mode run finished in $(cat "$out/seconds") s"
 }
@@ -281,7 +407,12 @@ lane() {
 		wait_for "$RUN/userspace.rc"
 		progress "[$name] lane script ${runner#script:} started"
 		t=$(date +%s)
-		"$TOP/${runner#script:}" "$out" > "$out/lane.tap"
+		# Bochs niced itself by 5 (run-guest-bochs.sh): the lane's
+		# niceness is the one to have, and on a long lane Bochs is the
+		# critical path.
+		BOCHS_NICE=${BOCHS_NICE:-0} measured lane "$name" \
+			nice -n "$(nice_of "$name")" "$TOP/${runner#script:}" "$out" \
+			> "$out/lane.tap"
 		echo "$(($(date +%s) - t))" > "$out/seconds"
 		progress "[$name] lane finished in $(cat "$out/seconds") s"
 		;;
@@ -317,9 +448,9 @@ guests_pid=$!
 # --- host work beside the guests -----------------------------------------
 
 # Lint reads the logs of the module builds: it waits for them.
+host_wait kbuild "$RUN/build/all-done"
 host_kbuild_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
-	sh -c 'while [ ! -e "$1" ]; do sleep 1; done; shift; exec "$@"' sh \
-	"$RUN/build/all-done" env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
+	env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
 MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
 host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
@@ -346,6 +477,9 @@ host_launch
 wait "$guests_pid"
 wait
 progress "all runs finished; judging"
+judge_t0=$(date +%s)
+cpu_ticks
+judge_user=$CPU_USER judge_sys=$CPU_SYS
 
 # --- results --------------------------------------------------------------
 
@@ -408,6 +542,48 @@ done
 } > "$RUN/report.tap"
 cat "$RUN/report.tap"
 
+# --- CPU-seconds and wall time -------------------------------------------
+
+# Every job has been waited for: the main shell's children's CPU is the
+# whole run's.
+cpu_ticks
+echo "judging $(($(date +%s) - judge_t0)) $((CPU_USER - judge_user))" \
+	"$((CPU_SYS - judge_sys)) (judge.sh, promtool)" >> "$RUN/cpu/log"
+wall=$(($(date +%s) - T0))
+cpu_total=$(((CPU_USER + CPU_SYS + CLK_TCK / 2) / CLK_TCK))
+
+# Warm or cold: what this run added to the cache.
+cache_state > "$RUN/cache.after"
+cold=$(comm -13 "$RUN/cache.before" "$RUN/cache.after" | awk -v c="$CACHE/" '
+	index($0, c) == 1 { $0 = substr($0, length(c) + 1) }
+	/^debug-kernel\// { dk = 1 }
+	/^chroots\// { sub("^chroots/", ""); sub("/$", ""); ch = ch " " $0 }
+	/^debs\// { debs++ }
+	/^kernels\// { k++ }
+	/^linux-source\// { ls = 1 }
+	END {
+		if (dk) out = out ", built the debug kernel"
+		if (ch != "") out = out ", built the chroots" ch
+		if (debs) out = out ", downloaded " debs " packages"
+		if (k) out = out ", unpacked " k " kernels"
+		if (ls) out = out ", unpacked linux-source"
+		print substr(out, 3)
+	}')
+
+# CPU_BUDGET=N: a run over N CPU-seconds fails (issue 21's budgets: 700
+# warm, 1500 cold).  Off by default: the time is printed either way.
+if [ -n "${CPU_BUDGET:-}" ]; then
+	if [ "$cpu_total" -le "$CPU_BUDGET" ]; then
+		budget="ok - cpu budget: $cpu_total CPU-seconds, within CPU_BUDGET=$CPU_BUDGET"
+		passed=$((passed + 1))
+	else
+		budget="not ok - cpu budget: $cpu_total CPU-seconds, over CPU_BUDGET=$CPU_BUDGET"
+		budget+=$'\n''#   where they went: the "# lane", "# build" and "# host" lines below'
+		failed=$((failed + 1))
+	fi
+	printf '%s\n' "$budget" | tee -a "$RUN/report.tap"
+fi
+
 # The failures once more, each with the lines that explain it, where the
 # end of a long log (all a CI page may show) still has them.
 if grep -q '^not ok' "$RUN/report.tap"; then
@@ -417,15 +593,28 @@ if grep -q '^not ok' "$RUN/report.tap"; then
 		{ n = 0 }' "$RUN/report.tap" | head -n 300
 fi
 
+# The table: the total, then each measured piece (lanes, builds, host
+# jobs, the fetch, judging; each its own process tree, wall time from its
+# start), then what none of them holds: check.sh itself (its polling for
+# builds, its bookkeeping) and any orphan it reaped.
 {
-	printf 'wall time %d s;' "$(($(date +%s) - T0))"
-	for l in "${LANE_LIST[@]}"; do
-		read -r name _ <<< "$l"
-		printf ' %s %s s' "$name" "$(cat "$RUN/$name/tests/seconds" \
-			"$RUN/$name/seconds" 2>/dev/null | head -n 1)"
-	done
-	echo
-} | tee "$RUN/times" | sed 's/^/# /'
+	echo "cpu-seconds: total $cpu_total (user $(((CPU_USER + CLK_TCK / 2) / CLK_TCK)), sys $(((CPU_SYS + CLK_TCK / 2) / CLK_TCK))), wall $wall s"
+	echo "cache: ${cold:+cold: }${cold:-warm: nothing downloaded or built}"
+	awk -v hz="$CLK_TCK" -v tu="$CPU_USER" -v ts="$CPU_SYS" '
+		{
+			name = $5
+			for (i = 6; i <= NF; i++) name = name " " $i
+			order = index("lane build host fetch judging", $1)
+			printf "%d %012d %s %s: wall %d s, cpu %d s\n", order,
+				1e11 - ($3 + $4), $1, name, $2, ($3 + $4 + hz / 2) / hz
+			sum += $3 + $4
+		}
+		END {
+			printf "99 0 other (check.sh itself: its waits and bookkeeping; orphans): cpu %d s\n",
+				(tu + ts - sum + hz / 2) / hz
+		}' "$RUN/cpu/log" | sort -k1,1n -k2,2 | cut -d' ' -f3-
+} > "$RUN/times"
+sed 's/^/# /' "$RUN/times"
 
 if [ "$skipped" = 0 ]; then
 	echo "$passed passed, $failed failed"
