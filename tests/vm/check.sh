@@ -56,6 +56,8 @@ LONG_LANES=${LONG_LANES:-debug-6.12 6.12-vmx}
 # core busy while one guest waits (on its initramfs, its judge, a lock);
 # more only splits the same cores finer (2*nproc was the old default).
 GUEST_JOBS=${GUEST_JOBS:-$(($(nproc) + 1))}
+# The lane scripts reuse the module builds below (lib.sh check_module_of).
+export KS_CHECK_RUN="$RUN"
 # Several guests share few cores: give each more time than run-guest.sh's
 # default for one alone (a hang's backstop: 6.1-rt's test boot took 659 s
 # on a slow machine, 2026-11-26).

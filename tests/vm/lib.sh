@@ -78,6 +78,26 @@ build_module_once() {
 	build_module "$rel" "$root" "$BUILD/$rel/module" W=1 C=1
 }
 
+# check_module_of REL: under make check (KS_CHECK_RUN, exported by
+# check.sh), the directory of its one build of our module for REL
+# (BUILD/REL/module, by build_kernel), once that build is done; status 1,
+# and nothing printed, when make check is not building REL or the build
+# failed: the caller builds its own.  The lanes that load it (Bochs,
+# exit-cost) then load what the QEMU lane of that kernel loads, and the
+# module is not built once per lane.  It is a W=1 build, and W=1 is not
+# quite free of code changes (through fortify's memcpy checks it moved
+# registers in two functions of layout.c on 6.12, 2026-11-27), but it
+# changed none on the exit path the exit-cost gate counts.
+check_module_of() {
+	local rel=$1 run=${KS_CHECK_RUN:-}
+	[ -n "$run" ] && awk -v r="$rel" '$2 == r { f = 1 } END { exit !f }' \
+		"$run/kernels" 2>/dev/null || return 1
+	while [ ! -e "$run/build/$rel/done" ]; do sleep 1; done
+	[ -f "$run/build/$rel/ok" ] && [ -f "$BUILD/$rel/module/kvm_statsfd.ko" ] ||
+		return 1
+	echo "$BUILD/$rel/module"
+}
+
 # The rig's WARN module (its self-test), in BUILD/REL/rig_warn.
 build_rig_warn() {
 	local rel=$1 root=$2
