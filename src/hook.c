@@ -187,9 +187,14 @@ static void notrace ks_getfile_entry(unsigned long ip, unsigned long parent_ip,
 	if (fops != (unsigned long)ks_kvm.vm_stats_fops &&
 	    fops != (unsigned long)ks_kvm.vcpu_stats_fops)
 		return;
-	ks_divert(regs, ip == ks_ioctl_ips[KS_IP_GETFILE] ?
-		  (unsigned long)ks_anon_getfile :
-		  (unsigned long)ks_anon_getfile_fmode);
+	/*
+	 * Each handler has its function's signature: a call we cannot place
+	 * goes on to the kernel's own function, untouched.
+	 */
+	if (ip == ks_ioctl_ips[KS_IP_GETFILE])
+		ks_divert(regs, (unsigned long)ks_anon_getfile);
+	else if (ip == ks_ioctl_ips[KS_IP_GETFILE_FMODE])
+		ks_divert(regs, (unsigned long)ks_anon_getfile_fmode);
 }
 
 /* At KVM's ioctl handlers (and capability check): KVM_GET_STATS_FD only. */

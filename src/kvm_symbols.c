@@ -3,9 +3,10 @@
  * Finding what the module needs inside kvm.ko.
  *
  * kvm.ko exports little of what a stats provider needs: the VM and vCPU
- * ioctl handlers are static, and the native stats descriptors and
- * kvm_x86_ops are not exported.  kallsyms_lookup_name() is unexported (and
- * the usual tricks to reach it are unsafe on IBT kernels), so instead we
+ * ioctl handlers are static, and the native stats descriptors and the way
+ * to the vendor's get_exit_info() are not exported.
+ * kallsyms_lookup_name() is unexported (and the usual tricks to reach it
+ * are unsafe on IBT kernels), so instead we
  * read kvm.ko's own symbol table: the module loader keeps it in
  * struct module for kallsyms.
  *
@@ -96,8 +97,6 @@ unsigned long ks_kvm_symbol(const char *name, bool text)
 
 int ks_kvm_symbols_init(void)
 {
-	unsigned long ops;
-
 	if (!ks_find_kvm_module()) {
 		pr_err("kvm.ko is not loaded, or has no tracepoints\n");
 		return -ENOENT;
@@ -105,7 +104,10 @@ int ks_kvm_symbols_init(void)
 	ks_kvm.vm_ioctl = ks_kvm_symbol("kvm_vm_ioctl", true);
 	ks_kvm.vcpu_ioctl = ks_kvm_symbol("kvm_vcpu_ioctl", true);
 	ks_kvm.arch_destroy_vm = ks_kvm_symbol("kvm_arch_destroy_vm", true);
-	ops = ks_kvm_symbol("kvm_x86_ops", false);
+	ks_kvm.exit_info = ks_kvm_symbol(KS_KVM_EXIT_INFO_SYMBOL,
+					 KS_KVM_EXIT_INFO_TEXT);
+	ks_kvm.chardev_ops = (const struct file_operations *)
+		ks_kvm_symbol("kvm_chardev_ops", false);
 	/* Not every kernel exports them: found like the rest. */
 	ks_kvm.tp_exit = (void *)ks_kvm_symbol("__tracepoint_kvm_exit", false);
 	ks_kvm.tp_entry = (void *)ks_kvm_symbol("__tracepoint_kvm_entry", false);
@@ -124,10 +126,10 @@ int ks_kvm_symbols_init(void)
 	}
 
 	if (!ks_kvm.vm_ioctl || !ks_kvm.vcpu_ioctl ||
-	    !ks_kvm.arch_destroy_vm || !ops || !ks_kvm.tp_exit ||
+	    !ks_kvm.arch_destroy_vm || !ks_kvm.exit_info ||
+	    !ks_kvm.chardev_ops || !ks_kvm.tp_exit ||
 	    !ks_kvm.tp_entry || !ks_kvm.tp_userspace_exit || !ks_kvm.tp_mmio)
 		return -ENOENT;
-	ks_kvm.x86_ops = (struct kvm_x86_ops *)ops;
 	if (!KS_RUNNING_VCPU_EXPORTED) {
 		ks_kvm_get_running_vcpu =
 			(void *)ks_kvm_symbol("kvm_get_running_vcpu", true);

@@ -47,7 +47,10 @@
 #define KS_TRACE_MMIO_READ	1
 #define KS_TRACE_MMIO_WRITE	2
 
-/* The vendor's get_exit_info(), called directly (patched in at init). */
+/*
+ * The vendor's get_exit_info(), through kvm.ko's own static call where
+ * kvm.ko has one (compat.h): bound at init, never to the vendor module.
+ */
 DEFINE_STATIC_CALL_NULL(ks_exit_info, ks_exit_info_proto);
 
 static DEFINE_STATIC_KEY_FALSE(ks_svm);
@@ -257,7 +260,7 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 		 * The vendor module's answer, as the tracepoint's own event
 		 * has it (the tracepoint passes no reason since 5.16).
 		 */
-		ks_call_exit_info(static_call(ks_exit_info), vcpu, tp_reason,
+		ks_call_exit_info(ks_exit_info_fn(), vcpu, tp_reason,
 				  &kv->x.reason, &kv->x.info1, &kv->x.info2,
 				  &kv->x.intr_info, &kv->x.error_code);
 		reason = kv->x.reason;
@@ -454,7 +457,12 @@ struct ks_probe {
 	bool needed;
 };
 
-/* Tracepoints found in kvm.ko at init (kvm_symbols.c). */
+/*
+ * Tracepoints found in kvm.ko at init (kvm_symbols.c).  Attached last to
+ * first and detached first to last: kvm_exit's probe marks a vCPU thread
+ * in a KVM_RUN, which kvm_userspace_exit's clears, so the clearing one
+ * must be there for every exit the marking one sees.
+ */
 static struct ks_probe ks_probes[] = {
 	{ NULL, ks_probe_kvm_exit },
 	{ NULL, ks_probe_kvm_entry },
@@ -462,12 +470,15 @@ static struct ks_probe ks_probes[] = {
 	{ NULL, ks_probe_kvm_mmio },
 };
 
-static void ks_probes_detach(int n)
+/* Detach the probes from @first on, kvm_exit's first. */
+static void ks_probes_detach(int first)
 {
-	while (--n >= 0)
-		if (ks_probes[n].needed)
-			tracepoint_probe_unregister(ks_probes[n].tp,
-						    ks_probes[n].func, NULL);
+	int i;
+
+	for (i = first; i < ARRAY_SIZE(ks_probes); i++)
+		if (ks_probes[i].needed)
+			tracepoint_probe_unregister(ks_probes[i].tp,
+						    ks_probes[i].func, NULL);
 	/* No probe may still be running when the counters go. */
 	tracepoint_synchronize_unregister();
 }
@@ -481,7 +492,7 @@ int ks_probes_init(void)
 		static_branch_enable(&ks_svm);
 	ks_classes_init(ks_vendor_is_svm());
 	ks_vmx_vmread_init();
-	static_call_update(ks_exit_info, ks_kvm.x86_ops->get_exit_info);
+	ks_exit_info_bind(ks_kvm.exit_info);
 
 	ks_probes[0].tp = ks_kvm.tp_exit;
 	ks_probes[1].tp = ks_kvm.tp_entry;
@@ -507,7 +518,7 @@ int ks_probes_init(void)
 	ks_probes[2].needed = set & (KS_TIME_GROUPS | BIT(KS_GRP_USERSPACE));
 	ks_probes[3].needed = set & BIT(KS_GRP_IO_MSR);
 
-	for (i = 0; i < ARRAY_SIZE(ks_probes); i++) {
+	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--) {
 		if (!ks_probes[i].needed)
 			continue;
 		ret = tracepoint_probe_register(ks_probes[i].tp,
@@ -515,7 +526,7 @@ int ks_probes_init(void)
 		if (ret) {
 			pr_err("cannot attach to tracepoint %s: %d\n",
 			       ks_probes[i].tp->name, ret);
-			ks_probes_detach(i);
+			ks_probes_detach(i + 1);
 			return ret;
 		}
 	}
@@ -524,5 +535,5 @@ int ks_probes_init(void)
 
 void ks_probes_exit(void)
 {
-	ks_probes_detach(ARRAY_SIZE(ks_probes));
+	ks_probes_detach(0);
 }

@@ -18,6 +18,7 @@
 #include <linux/kvm_host.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -312,12 +313,37 @@ static loff_t ks_vcpu_stats_llseek(struct file *file, loff_t offset,
 				 ks_kinds[KS_KIND_VCPU].file_size);
 }
 
+/*
+ * The vendor module (kvm_amd, kvm_intel) that KVM's VMs run on: kvm.ko
+ * sets /dev/kvm's owner to it as it loads.  A stats file holds its VM, and
+ * the VM's destruction runs the vendor's code, but KVM pins the vendor
+ * module only through /dev/kvm and the VM's and vCPUs' own files (6.12 no
+ * longer by the VM itself), which may all be closed before a stats file
+ * is: so each stats file pins it too, from its making, during an ioctl on
+ * a VM or vCPU file (which pins it then), to its release.  While any is
+ * open the vendor module cannot go, so the owner read at release is the
+ * one read at making.
+ */
+static struct module *ks_vendor_module(void)
+{
+	return READ_ONCE(ks_kvm.chardev_ops->owner);
+}
+
+/* The file's VM, and then the vendor module its destruction may need. */
+static void ks_stats_file_put_vm(struct kvm *kvm)
+{
+	struct module *vendor = ks_vendor_module();
+
+	kvm_put_kvm(kvm);
+	module_put(vendor);
+}
+
 static int ks_vm_stats_release(struct inode *inode, struct file *file)
 {
 	struct ks_vm *vm = file->private_data;
 
 	atomic_long_dec(&ks_nr_files);
-	kvm_put_kvm(vm->kvm);
+	ks_stats_file_put_vm(vm->kvm);
 	return 0;
 }
 
@@ -327,7 +353,7 @@ static int ks_vcpu_stats_release(struct inode *inode, struct file *file)
 
 	atomic_long_dec(&ks_nr_files);
 	/* Not kv->kvm, which is NULL while the counters move. */
-	kvm_put_kvm(kv->vm->kvm);
+	ks_stats_file_put_vm(kv->vm->kvm);
 	return 0;
 }
 
@@ -446,6 +472,7 @@ static struct file *ks_stats_file(const struct file_operations *fops,
 	}
 	/* Pseudo files are not seekable unless said so (5.10 checks). */
 	file->f_mode |= FMODE_PREAD | FMODE_LSEEK;
+	__module_get(ks_vendor_module());
 	return file;
 }
 

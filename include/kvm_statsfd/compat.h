@@ -11,6 +11,8 @@
  *   KS_HAVE_EXIT_INFO_REASON kvm_exit is (vcpu, isa) and get_exit_info()
  *				 returns the reason (5.16+); before, kvm_exit
  *				 passes the reason first
+ *   KS_HAVE_KVM_X86_STATIC_CALLS kvm.ko calls the vendor's kvm_x86_ops
+ *				 through static calls of its own (5.12+)
  *   KS_HAVE_FTRACE_REGS	 ftrace callbacks get struct ftrace_regs (5.11+)
  *   KS_HAVE_FTRACE_FL_RECURSION ftrace ops opt in to recursion protection
  *				 (5.11+); before, it was the default and
@@ -35,6 +37,7 @@
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/static_call.h>
 #include <linux/stddef.h>
 
 #ifndef KS_HAVE_BINARY_STATS
@@ -131,6 +134,41 @@ void ks_exit_info_proto(struct kvm_vcpu *vcpu, u64 *info1, u64 *info2,
 #define ks_call_exit_info(fn, vcpu, tp_reason, reason, info1, info2, ii, ec) \
 	({ *(reason) = (tp_reason);					\
 	   fn((vcpu), (info1), (info2), (ii), (ec)); })
+#endif
+
+/*
+ * How the probes reach the vendor's get_exit_info().  The vendor module
+ * (kvm_amd, kvm_intel) may be unloaded and loaded again, elsewhere, while
+ * this module stays, or come after it at boot: the module never keeps an
+ * address inside it, and calls the function the way kvm.ko itself does at
+ * that moment.  Since 5.12 that is through kvm.ko's static call
+ * kvm_x86_get_exit_info, whose trampoline kvm.ko points at each vendor
+ * module as it loads (and which returns at once before any has): our
+ * static call ks_exit_info points at that trampoline, in kvm.ko, which we
+ * hold.  Before, kvm.ko calls through its kvm_x86_ops, which each vendor
+ * module fills as it loads: the probes read the pointer from there on
+ * every call, as kvm.ko does.  A vendor module cannot go while a vCPU
+ * exits: every VM holds it.
+ *
+ *   KS_KVM_EXIT_INFO_SYMBOL	what kvm_symbols.c finds in kvm.ko
+ *   KS_KVM_EXIT_INFO_TEXT	and whether it is a function
+ *   ks_exit_info_bind(addr)	once, at load, with what it found
+ *   ks_exit_info_fn()		the function to call, on each exit
+ */
+DECLARE_STATIC_CALL(ks_exit_info, ks_exit_info_proto);
+
+#ifdef KS_HAVE_KVM_X86_STATIC_CALLS
+#define KS_KVM_EXIT_INFO_SYMBOL	"__SCT__kvm_x86_get_exit_info"
+#define KS_KVM_EXIT_INFO_TEXT	true
+#define ks_exit_info_bind(addr)						\
+	static_call_update(ks_exit_info, (typeof(&ks_exit_info_proto))(addr))
+#define ks_exit_info_fn()	static_call(ks_exit_info)
+#else
+#define KS_KVM_EXIT_INFO_SYMBOL	"kvm_x86_ops"
+#define KS_KVM_EXIT_INFO_TEXT	false
+#define ks_exit_info_bind(addr)	do { } while (0)
+#define ks_exit_info_fn()						\
+	READ_ONCE(((struct kvm_x86_ops *)ks_kvm.exit_info)->get_exit_info)
 #endif
 
 /*

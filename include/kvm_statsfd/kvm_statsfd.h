@@ -16,7 +16,10 @@ struct ks_kvm_symbols {
 	unsigned long arch_destroy_vm;	/* kvm_arch_destroy_vm() */
 	/* KVM's own stats files' (5.14+, else NULL). */
 	const struct file_operations *vm_stats_fops, *vcpu_stats_fops;
-	struct kvm_x86_ops *x86_ops;	/* kvm_x86_ops */
+	/* /dev/kvm's, whose owner is the vendor module (kvm_amd, ...). */
+	const struct file_operations *chardev_ops;
+	/* kvm.ko's way to the vendor's get_exit_info() (compat.h). */
+	unsigned long exit_info;
 	struct tracepoint *tp_exit, *tp_entry, *tp_userspace_exit, *tp_mmio;
 };
 

@@ -122,7 +122,6 @@ cache_state() {
 }
 cache_state > "$RUN/cache.before"
 
-
 # count FILE: add a "passed failed skipped" line to the totals.
 count() {
 	local p f s
@@ -294,14 +293,14 @@ done
 # parallel with them (a cold chroot is mostly downloads and dpkg).
 
 # build_kernel SERIES REL ROOT: the one module build for a kernel, the
-# rig's livepatch stand-in (and its WARN module on the self-test lane's
-# kernel).
+# rig's test modules (the livepatch stand-in, the filler) and, on the
+# self-test lane's kernel, its WARN module.
 build_kernel() {
 	local s=$1 rel=$2 root=$3 t
 	t=$(date +%s)
 	mkdir -p "$RUN/build/$rel"
 	if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
-		build_livepatch_standin "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1 &&
+		build_rig_modules "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1 &&
 		{ [ "$WARN_LANE" != "$s" ] ||
 			build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
 		touch "$RUN/build/$rel/ok"

@@ -105,13 +105,17 @@ build_rig_warn() {
 	build_module "$rel" "$root" "$BUILD/$rel/rig_warn"
 }
 
-# The rig's stand-in for a livepatch of KVM's ioctl handlers
-# (module_load_test.beside_a_livepatch), in BUILD/REL/livepatch_standin.
-build_livepatch_standin() {
+# The rig's test modules every test boot carries, in BUILD/REL/NAME: the
+# stand-in for a livepatch of KVM's ioctl handlers
+# (module_load_test.beside_a_livepatch) and the filler that takes the
+# place of an unloaded vendor module (lifecycle_test).
+build_rig_modules() {
 	local rel=$1 root=$2
 	mirror_tree "$TOP/tests/rig/livepatch_standin" \
-		"$BUILD/$rel/livepatch_standin" .
-	build_module "$rel" "$root" "$BUILD/$rel/livepatch_standin"
+		"$BUILD/$rel/livepatch_standin" . &&
+	build_module "$rel" "$root" "$BUILD/$rel/livepatch_standin" &&
+	mirror_tree "$TOP/tests/rig/filler_module" "$BUILD/$rel/rig_filler" . &&
+	build_module "$rel" "$root" "$BUILD/$rel/rig_filler"
 }
 
 # The rig's modules built for REL, as build-initramfs.sh options.
@@ -119,7 +123,8 @@ rig_modules_of() {
 	local m
 
 	for m in "$BUILD/$1/rig_warn/rig_warn.ko" \
-		"$BUILD/$1/livepatch_standin/livepatch_standin.ko"; do
+		"$BUILD/$1/livepatch_standin/livepatch_standin.ko" \
+		"$BUILD/$1/rig_filler/rig_filler.ko"; do
 		[ -f "$m" ] && echo --module "$m"
 	done
 	return 0
@@ -136,7 +141,7 @@ debug_guest_limits() {
 # Our module and the rig's modules for one kernel, in BUILD/REL/.
 build_modules_for() {
 	build_module_once "$1" "$2" && build_rig_warn "$1" "$2" &&
-		build_livepatch_standin "$1" "$2"
+		build_rig_modules "$1" "$2"
 }
 
 # Kernel command line of the test guests, for the kernel in ROOT: no zeroing

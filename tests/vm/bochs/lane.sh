@@ -37,9 +37,10 @@ fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 mod="$BUILD/vmx/$rel/module" warn="$BUILD/vmx/$rel/rig_warn"
+filler="$BUILD/vmx/$rel/rig_filler"
 drv="$BUILD/vmx/$rel/probe-driver" gate="$BUILD/vmx/bench"
 
-rm -rf "$mod" "$warn" "$drv"
+rm -rf "$mod" "$warn" "$drv" "$filler"
 if m=$(check_module_of "$rel"); then
 	step "$LABEL building rig_warn.ko and the probe driver for $rel (kvm_statsfd.ko: make check's, in $m)"
 	mod=$m
@@ -50,9 +51,11 @@ else
 		{ lane_tap 0 "module builds against $rel"; lane_finish; }
 fi
 mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
+mirror_tree "$TOP/tests/rig/filler_module" "$filler" .
 mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
 if ! build_module "$rel" "$root" "$warn" ||
-	! build_module "$rel" "$root" "$drv"; then
+	! build_module "$rel" "$root" "$drv" ||
+	! build_module "$rel" "$root" "$filler"; then
 	lane_tap 0 "module builds against $rel"
 	lane_finish
 fi
@@ -82,7 +85,8 @@ for ((i = 0; i < ${#opts[@]}; i += 2)); do
 done
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
-	"${payload[@]}" --tree "$gate/gate" --tree "$gate/gate-vmx" ||
+	--module "$filler/rig_filler.ko" "${payload[@]}" \
+	--tree "$gate/gate" --tree "$gate/gate-vmx" ||
 	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-warn.gz" \
 	--module "$warn/rig_warn.ko"; then
 	lane_tap 0 "initramfs for $rel"

@@ -29,12 +29,12 @@ fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 
-step "[$SERIES] building kvm_statsfd.ko, rig_detect.ko (W=1) and the livepatch stand-in for $rel"
+step "[$SERIES] building kvm_statsfd.ko, rig_detect.ko (W=1) and the rig's test modules for $rel"
 mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
 mirror_tree "$TOP/tests/rig/detector_module" "$BUILD/$rel/rig_detect" .
 if ! build_module "$rel" "$root" "$BUILD/$rel/module" W=1 ||
 	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1 ||
-	! build_livepatch_standin "$rel" "$root"; then
+	! build_rig_modules "$rel" "$root"; then
 	lane_tap 0 "module builds against $rel"
 	lane_finish
 fi
