@@ -108,7 +108,8 @@ measured() {
 }
 
 # What the cache held: what appears during the run was downloaded or built
-# by it (a cold run, or a partly cold one).
+# by it (a cold run, or a partly cold one), or by another run sharing
+# CACHE meanwhile.
 cache_state() {
 	local d
 	{
