@@ -80,15 +80,17 @@ static unsigned long ks_fentry_of(unsigned long func)
 
 /*
  * KVM's own check on every VM and vCPU ioctl, as our handlers skip KVM's:
- * a dead VM answers nothing, and only the VM's creator gets an answer
- * unless the load said cross_process=1 (a telemetry agent borrows other
- * processes' fds with pidfd_getfd(); a stats fd only reads).
+ * a dead VM answers nothing, and only the VM's creator gets an answer;
+ * with cross_process=1, also a process that may observe the guest
+ * anyway, as /dev/kvm-statsfd checks (a stats fd only reads).
  */
 static bool ks_ioctl_allowed(struct kvm *kvm)
 {
 	if (ks_kvm_is_dead(kvm))
 		return false;
-	return ks_cross_process || kvm->mm == current->mm;
+	if (ks_cross_process)
+		return ks_reader_allowed(kvm);
+	return kvm->mm == current->mm;
 }
 
 static long ks_vm_ioctl_get_stats_fd(struct file *filp, unsigned int ioctl,

@@ -108,6 +108,10 @@ int ks_kvm_symbols_init(void)
 					 KS_KVM_EXIT_INFO_TEXT);
 	ks_kvm.chardev_ops = (const struct file_operations *)
 		ks_kvm_symbol("kvm_chardev_ops", false);
+	ks_kvm.vm_fops = (const struct file_operations *)
+		ks_kvm_symbol("kvm_vm_fops", false);
+	ks_kvm.vcpu_fops = (const struct file_operations *)
+		ks_kvm_symbol("kvm_vcpu_fops", false);
 	/* Not every kernel exports them: found like the rest. */
 	ks_kvm.tp_exit = (void *)ks_kvm_symbol("__tracepoint_kvm_exit", false);
 	ks_kvm.tp_entry = (void *)ks_kvm_symbol("__tracepoint_kvm_entry", false);
@@ -127,7 +131,8 @@ int ks_kvm_symbols_init(void)
 
 	if (!ks_kvm.vm_ioctl || !ks_kvm.vcpu_ioctl ||
 	    !ks_kvm.arch_destroy_vm || !ks_kvm.exit_info ||
-	    !ks_kvm.chardev_ops || !ks_kvm.tp_exit ||
+	    !ks_kvm.chardev_ops || !ks_kvm.vm_fops || !ks_kvm.vcpu_fops ||
+	    !ks_kvm.tp_exit ||
 	    !ks_kvm.tp_entry || !ks_kvm.tp_userspace_exit || !ks_kvm.tp_mmio)
 		return -ENOENT;
 	if (!KS_RUNNING_VCPU_EXPORTED) {

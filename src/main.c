@@ -40,14 +40,17 @@ MODULE_PARM_DESC(stats,
 
 /*
  * KVM answers a VM's or vCPU's ioctls only in the process that created the
- * VM.  A telemetry agent reads another process's VMs (it borrows their fds
- * with pidfd_getfd()): that is a change of KVM's policy, so it must be
- * asked for.
+ * VM.  Telemetry agents get other processes' stats fds through
+ * /dev/kvm-statsfd (stats_dev.c), which needs nothing of KVM's traced.
+ * cross_process=1 also answers KVM_GET_STATS_FD itself on a borrowed VM
+ * or vCPU fd, for readers that only know that ioctl, under the device's
+ * permission check; it costs a hook on KVM's ioctl handlers, KVM_RUN's
+ * included.
  */
 bool ks_cross_process;
 module_param_named(cross_process, ks_cross_process, bool, 0444);
 MODULE_PARM_DESC(cross_process,
-		 "let any process that holds a VM or vCPU fd get its stats fd (KVM: only the VM's creator); needed by kvm-statsfd and its exporter (default: off)");
+		 "answer KVM_GET_STATS_FD on a VM or vCPU fd held outside the VM's creator, for callers with CAP_SYS_PTRACE or CAP_PERFMON (default: off; /dev/kvm-statsfd serves them without it)");
 
 bool ks_superset = true;
 
@@ -176,12 +179,17 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_hook_init();
 	if (ret)
 		goto out_probes;
+	ret = ks_stats_dev_init();
+	if (ret)
+		goto out_hook;
 
 	pr_info("version %s loaded (%s stats, groups %s, %s, clock %s)\n",
 		KVM_STATSFD_VERSION, ks_superset ? "native and own" : "own",
 		stats, ks_exit_stat_name(), ks_clock_name());
 	return 0;
 
+out_hook:
+	ks_hook_exit();
 out_probes:
 	ks_probes_exit();
 out_destroy:
@@ -199,6 +207,7 @@ out_layout:
 
 static void __exit kvm_statsfd_exit(void)
 {
+	ks_stats_dev_exit();
 	ks_hook_exit();
 	ks_probes_exit();
 	ks_hook_destroy_exit();

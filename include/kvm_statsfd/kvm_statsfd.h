@@ -18,6 +18,8 @@ struct ks_kvm_symbols {
 	const struct file_operations *vm_stats_fops, *vcpu_stats_fops;
 	/* /dev/kvm's, whose owner is the vendor module (kvm_amd, ...). */
 	const struct file_operations *chardev_ops;
+	/* A VM's and a vCPU's own files'. */
+	const struct file_operations *vm_fops, *vcpu_fops;
 	/* kvm.ko's way to the vendor's get_exit_info() (compat.h). */
 	unsigned long exit_info;
 	struct tracepoint *tp_exit, *tp_entry, *tp_userspace_exit, *tp_mmio;
@@ -34,6 +36,16 @@ int ks_kvm_symbols_init(void);
 
 /* cross_process=: stats fds for processes other than the VM's creator. */
 extern bool ks_cross_process;
+
+/*
+ * Whether the current process may read @kvm's stats: it created the VM,
+ * or has a capability to observe its guest (stats_dev.c).
+ */
+bool ks_reader_allowed(struct kvm *kvm);
+
+/* /dev/kvm-statsfd (stats_dev.c). */
+int ks_stats_dev_init(void);
+void ks_stats_dev_exit(void);
 
 /*
  * ftrace where KVM makes its stats files, or on its ioctl handlers (the

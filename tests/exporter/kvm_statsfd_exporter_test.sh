@@ -236,14 +236,14 @@ else
 fi
 
 # --- 3. with the module ------------------------------------------------------
-# Reading other processes' VMs is the module's opt-in: cross_process=1.
+# The plain load: other processes' VMs are read through /dev/kvm-statsfd.
 # Every stat group (latency, userspace exits are not in the default).
-if [ "$(cat /sys/module/kvm_statsfd/parameters/cross_process 2>/dev/null)" != Y ] ||
+if [ "$(cat /sys/module/kvm_statsfd/parameters/cross_process 2>/dev/null)" != N ] ||
 	[ "$(cat /sys/module/kvm_statsfd/parameters/stats 2>/dev/null)" != all ]; then
 	rmmod kvm_statsfd 2>/dev/null
-	insmod "$KO" stats=all cross_process=1
+	insmod "$KO" stats=all
 fi
-grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded with cross_process=1"
+grep -q '^kvm_statsfd ' /proc/modules; ok $? "module: kvm_statsfd loaded, no cross_process"
 
 start_exporter "$T/exp.err"; ok $? "exporter listens on 127.0.0.1:$PORT"
 r=$(st "$EXP" --listen "127.0.0.1:$PORT")
@@ -512,5 +512,5 @@ ok $? "-v reports the VM going" "$(cat "$T/exp.err")"
 cleanup
 # Nothing may pin the module once the exporter and the VMs are gone.
 rmmod kvm_statsfd; ok $? "module unloads after the test"
-[ $was_loaded = 1 ] && insmod "$KO" stats=all cross_process=1
+[ $was_loaded = 1 ] && insmod "$KO" stats=all
 tap_end

@@ -368,8 +368,10 @@ TEST_F(life, fd_outlives_creator)
 
 /*
  * KVM answers a VM's ioctls in its creator's process only; the module
- * lets others have stats fds only when loaded with cross_process=1.  The
- * creator itself always may.
+ * answers KVM_GET_STATS_FD for others only when loaded with
+ * cross_process=1 (and then only to those that may observe the guest:
+ * stats_dev_test, which also covers /dev/kvm-statsfd).  The creator
+ * itself always may.
  */
 TEST_F(life, cross_process_is_opt_in)
 {

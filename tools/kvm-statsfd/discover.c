@@ -4,8 +4,10 @@
  *
  * A VMM's fds show up in /proc/PID/fd as anon_inode:kvm-vm and
  * anon_inode:kvm-vcpu:N.  We take duplicates with pidfd_getfd() (root or
- * ptrace access) and ask for a stats fd.  Nothing here changes VM state:
- * the only ioctl issued is KVM_GET_STATS_FD and stats fds are only pread().
+ * ptrace access) and ask for a stats fd: KVM's ioctl, which answers only
+ * the VMM itself, then kvm_statsfd.ko's /dev/kvm-statsfd, then a stats fd
+ * the VMM keeps.  Nothing here changes VM state: the only ioctls issued
+ * ask for stats fds, and stats fds are only pread().
  *
  * Limitation: a vCPU fd does not say which VM it belongs to.  The common
  * case is one VM per process; when a process holds several VM fds we say
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "kvm_statsfd/stats_dev.h"
 
 /* Same number on every architecture that has them (since 5.3/5.6). */
 #ifndef SYS_pidfd_open
@@ -390,7 +393,9 @@ static const char *explain(int err)
 	case -EBADF:
 		return "the fd is no longer what it was when /proc was read (closed or replaced)";
 	case -EIO:
-		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO) and the VMM has no stats fd of its own to borrow (with kvm_statsfd loaded: load it with cross_process=1)";
+		return "KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO), the VMM has no stats fd of its own to borrow, and there is no " KVM_STATSFD_DEV_PATH " (load kvm_statsfd.ko)";
+	case -EACCES:
+		return KVM_STATSFD_DEV_PATH " refused: reading another process's VM needs CAP_SYS_PTRACE or CAP_PERFMON";
 	case -ENOTTY:
 	case -EINVAL:
 		return "KVM_GET_STATS_FD not supported by this kernel";
@@ -440,6 +445,26 @@ int kvm_fd_is(int fd, const char *what)
 }
 
 /*
+ * KVM answers KVM_GET_STATS_FD only in the VM's creator (EIO elsewhere);
+ * kvm_statsfd.ko's device answers for a borrowed VM or vCPU fd @fd
+ * (include/kvm_statsfd/stats_dev.h).  A stats fd, or -errno: -EIO again
+ * where there is no device (no module, or an older one).
+ */
+static int stats_dev_get(int fd)
+{
+	int dev = open(KVM_STATSFD_DEV_PATH, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (dev < 0)
+		return -EIO;
+	ret = ioctl(dev, KVM_STATSFD_GET_STATS_FD, fd);
+	if (ret < 0)
+		ret = -errno;
+	close(dev);
+	return ret;
+}
+
+/*
  * The fd numbers come from a scan of a process that may be hostile (any
  * user with /dev/kvm runs one): what the numbers name can change between
  * the scan and pidfd_getfd().  So every fd taken is checked to be what the
@@ -459,8 +484,12 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
 			close(dup);
 		} else {
 			fd = ioctl(dup, KVM_GET_STATS_FD, NULL);
+			if (fd < 0 && errno == EIO)
+				fd = stats_dev_get(dup);
+			else if (fd < 0)
+				fd = -errno;
 			if (fd < 0)
-				err = -errno;
+				err = fd;
 			close(dup);
 		}
 	}

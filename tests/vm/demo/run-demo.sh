@@ -28,8 +28,8 @@ run() {
 }
 
 section "guest kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
-echo "\$ insmod kvm_statsfd.ko cross_process=1"
-if ! insmod "${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}" cross_process=1; then
+echo "\$ insmod kvm_statsfd.ko"
+if ! insmod "${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}"; then
 	echo "cannot load kvm_statsfd.ko"
 	exit 1
 fi
