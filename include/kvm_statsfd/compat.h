@@ -160,8 +160,7 @@ DECLARE_STATIC_CALL(ks_exit_info, ks_exit_info_proto);
 #ifdef KS_HAVE_KVM_X86_STATIC_CALLS
 #define KS_KVM_EXIT_INFO_SYMBOL	"__SCT__kvm_x86_get_exit_info"
 #define KS_KVM_EXIT_INFO_TEXT	true
-#define ks_exit_info_bind(addr)						\
-	static_call_update(ks_exit_info, (typeof(&ks_exit_info_proto))(addr))
+#define ks_exit_info_bind(addr)	static_call_update(ks_exit_info, (void *)(addr))
 #define ks_exit_info_fn()	static_call(ks_exit_info)
 #else
 #define KS_KVM_EXIT_INFO_SYMBOL	"kvm_x86_ops"
