@@ -19,7 +19,9 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pagemap.h>
 #include <linux/seq_file.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -290,12 +292,27 @@ static ssize_t ks_stats_read(struct file *file, char __user *ubuf,
 	if (pos >= size || !len)
 		return 0;
 	len = min_t(u64, len, size - pos);
-	/* A counters block that moves meanwhile is freed after this. */
-	idx = srcu_read_lock(&ks_read_srcu);
-	ret = ks_read_range(&sf, ubuf, pos, len);
-	srcu_read_unlock(&ks_read_srcu, idx);
-	if (ret)
-		return -EFAULT;
+	/*
+	 * A counters block that moves meanwhile is freed after the SRCU
+	 * section, as is a destroyed VM's state with a move pending, on every
+	 * VM of the host: no reader may hold it for as long as its buffer
+	 * takes to fault in (userfaultfd, FUSE).  So the copy runs with page
+	 * faults off, and a buffer that is not there is faulted in outside
+	 * the section before the whole read is tried again.
+	 */
+	for (;;) {
+		idx = srcu_read_lock(&ks_read_srcu);
+		pagefault_disable();
+		ret = ks_read_range(&sf, ubuf, pos, len);
+		pagefault_enable();
+		srcu_read_unlock(&ks_read_srcu, idx);
+		if (!ret)
+			break;
+		if (fault_in_writeable(ubuf, len))
+			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
 	*ppos = pos + len;
 	return len;
 }

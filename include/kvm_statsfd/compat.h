@@ -24,6 +24,7 @@
  *   KS_HAVE_VM_FLAGS_SET	 a VMA's vm_flags change only through
  *				 vm_flags_set()/vm_flags_clear() (6.3+)
  *   KS_HAVE_TDX_VM		 x86 has TDX VMs, KVM_X86_TDX_VM (6.16+)
+ *   KS_HAVE_FAULT_IN_WRITEABLE fault_in_writeable() exists (5.16+)
  *   KS_HAVE_ANON_GETFILE_FMODE anon_inode_getfile_fmode() exists (6.12+),
  *				 which KVM makes its stats files with from
  *				 6.13 on
@@ -35,6 +36,7 @@
 #include <linux/ftrace.h>
 #include <linux/kvm_host.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/static_call.h>
@@ -267,6 +269,19 @@ static inline void ks_synchronize_handlers(void)
  * also assert the mmap lock and lock the VMA); before, it was written
  * directly, under the mmap lock the caller holds.
  */
+/*
+ * Fault in @size bytes of a user buffer for writing; what is left not
+ * faulted in (0 when all of it is).  Before 5.16 the same work was
+ * fault_in_pages_writeable(), which takes an int (a stats file is far
+ * smaller) and says only whether all of it went.
+ */
+#ifndef KS_HAVE_FAULT_IN_WRITEABLE
+static inline size_t fault_in_writeable(char __user *uaddr, size_t size)
+{
+	return fault_in_pages_writeable(uaddr, size) ? size : 0;
+}
+#endif
+
 #ifndef KS_HAVE_VM_FLAGS_SET
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
