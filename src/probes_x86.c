@@ -117,6 +117,12 @@ static __always_inline bool ks_classify(unsigned long set)
 	       ks_on(set, KS_GRP_CLASS_LATENCY);
 }
 
+/* Exit latencies are measured: an exit's time is kept until it is handled. */
+static __always_inline bool ks_lat_timed(unsigned long set)
+{
+	return ks_on(set, KS_GRP_LATENCY) || ks_on(set, KS_GRP_CLASS_LATENCY);
+}
+
 /* The userspace exit probe will look for this thread's vCPU. */
 static __always_inline bool ks_tracks_run(unsigned long set)
 {
@@ -238,7 +244,8 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	if (ks_timed(set)) {
 		u64 now = ks_now(set);
 
-		kv->exit_ts = now;
+		if (ks_lat_timed(set))
+			kv->exit_ts = now;
 		if (ks_on(set, KS_GRP_GUEST_TIME)) {
 			struct ks_guest_time *gt = kv->guest;
 
@@ -296,7 +303,7 @@ static __always_inline void ks_entry(unsigned long set, struct kvm_vcpu *vcpu)
 			return;
 	}
 	now = ks_now(set);
-	if (kv->exit_ts)
+	if (ks_lat_timed(set) && kv->exit_ts)
 		ks_exit_handled(set, kv, now);
 	if (ks_on(set, KS_GRP_GUEST_TIME)) {
 		kv->entry_ts = now;
@@ -358,7 +365,7 @@ static void ks_probe_kvm_userspace_exit(void *data, u32 reason, int err)
 	if (unlikely(!kv))
 		return;
 	WRITE_ONCE(kv->in_run, false);
-	if (ks_timed(KS_SET_LOAD) && kv->exit_ts)
+	if (ks_lat_timed(KS_SET_LOAD) && kv->exit_ts)
 		ks_exit_handled(KS_SET_LOAD, kv, ks_clock());
 	/* A VMX entry failure has no kvm_exit: the guest is not running. */
 	if (ks_group_active(KS_GRP_GUEST_TIME))
