@@ -24,29 +24,10 @@
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"
 
-#define N_OUT	37
-#define K_IN	23
-#define M_MSR	11
-
-/* Real-mode guest code; the counts are patched in by code_init(). */
-static unsigned char code[] = {
-	0xb9, N_OUT, 0x00,		/* mov cx, N_OUT */
-	0xe6, 0x10,			/* 1: out 0x10, al */
-	0xe2, 0xfc,			/*    loop 1b */
-	0xb9, K_IN, 0x00,		/* mov cx, K_IN */
-	0xe4, 0x11,			/* 2: in al, 0x11 */
-	0xe2, 0xfc,			/*    loop 2b */
-	0xbe, M_MSR, 0x00,		/* mov si, M_MSR */
-	0x66, 0xb9, 0x1b, 0, 0, 0,	/* 3: mov ecx, 0x1b (APIC_BASE) */
-	0x0f, 0x32,			/*    rdmsr */
-	0x4e,				/*    dec si */
-	0x75, 0xf6,			/*    jnz 3b */
-	0xb8, 0x00, 0x20,		/* mov ax, 0x2000 */
-	0x8e, 0xd8,			/* mov ds, ax: ds:0 is unbacked */
-	0xa2, 0x00, 0x00,		/* mov [0], al: MMIO write */
-	0xa0, 0x00, 0x00,		/* mov al, [0]: MMIO read */
-	0xf4,				/* hlt */
-};
+/* The known work of ks_code_known_work (ks_util.h). */
+#define N_OUT	KS_WORK_OUT
+#define K_IN	KS_WORK_IN
+#define M_MSR	KS_WORK_MSR
 
 static uint64_t now_ns(void)
 {
@@ -71,7 +52,8 @@ FIXTURE_SETUP(ext)
 		ASSERT_EQ(0, ks_module_load(""));
 		self->loaded_here = 1;
 	}
-	ret = ks_vm_create(&self->vm, code, sizeof(code), 1);
+	ret = ks_vm_create(&self->vm, ks_code_known_work,
+			   ks_code_known_work_len, 1);
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 }
 
@@ -248,7 +230,7 @@ TEST_F(ext, vm_file_alone_counts_every_vcpu)
 	struct kvmstats vm;
 	int i, r, outs = 0;
 
-	r = ks_vm_create(&vm2, code, sizeof(code), 2);
+	r = ks_vm_create(&vm2, ks_code_known_work, ks_code_known_work_len, 2);
 	ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
 	ASSERT_EQ(0, kvmstats_open_from(&vm, vm2.fd)) TH_LOG("%s", vm.err);
 	for (i = 0; i < 2; i++) {

@@ -32,6 +32,26 @@ const unsigned char ks_code_out_hlt[] = {
 };
 const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
 
+const unsigned char ks_code_known_work[] = {
+	0xb9, KS_WORK_OUT, 0x00,	/* mov cx, KS_WORK_OUT */
+	0xe6, 0x10,			/* 1: out 0x10, al */
+	0xe2, 0xfc,			/*    loop 1b */
+	0xb9, KS_WORK_IN, 0x00,		/* mov cx, KS_WORK_IN */
+	0xe4, 0x11,			/* 2: in al, 0x11 */
+	0xe2, 0xfc,			/*    loop 2b */
+	0xbe, KS_WORK_MSR, 0x00,	/* mov si, KS_WORK_MSR */
+	0x66, 0xb9, 0x1b, 0, 0, 0,	/* 3: mov ecx, 0x1b (APIC_BASE) */
+	0x0f, 0x32,			/*    rdmsr */
+	0x4e,				/*    dec si */
+	0x75, 0xf6,			/*    jnz 3b */
+	0xb8, 0x00, 0x20,		/* mov ax, 0x2000 */
+	0x8e, 0xd8,			/* mov ds, ax: ds:0 is unbacked */
+	0xa2, 0x00, 0x00,		/* mov [0], al: MMIO write */
+	0xa0, 0x00, 0x00,		/* mov al, [0]: MMIO read */
+	0xf4,				/* hlt */
+};
+const size_t ks_code_known_work_len = sizeof(ks_code_known_work);
+
 static int ks_vcpu_create(struct ks_vm *vm, int id)
 {
 	struct ks_vcpu *vcpu = &vm->vcpu[id];

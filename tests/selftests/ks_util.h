@@ -44,6 +44,18 @@ int ks_vcpu_run(struct ks_vcpu *vcpu);
 extern const unsigned char ks_code_out_hlt[];
 extern const size_t ks_code_out_hlt_len;
 
+/*
+ * Guest code of known work: KS_WORK_OUT port writes (port 0x10),
+ * KS_WORK_IN port reads (0x11), KS_WORK_MSR MSR reads (APIC_BASE), one
+ * MMIO write and one MMIO read (at 0x20000, which no memory backs), then
+ * hlt.
+ */
+#define KS_WORK_OUT	37
+#define KS_WORK_IN	23
+#define KS_WORK_MSR	11
+extern const unsigned char ks_code_known_work[];
+extern const size_t ks_code_known_work_len;
+
 /* Path of kvm_statsfd.ko: $KVM_STATSFD_KO, or the build tree default. */
 const char *ks_module_path(void);
 /* Load the module file at @path with @params; returns 0 or -errno. */

@@ -32,25 +32,10 @@
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"
 
-#define N_OUT	29
-#define K_IN	17
-#define M_MSR	13
-
-/* N port writes, K port reads, M MSR reads, hlt (real mode). */
-static const unsigned char work[] = {
-	0xb9, N_OUT, 0x00,		/* mov cx, N_OUT */
-	0xe6, 0x10,			/* 1: out 0x10, al */
-	0xe2, 0xfc,			/*    loop 1b */
-	0xb9, K_IN, 0x00,		/* mov cx, K_IN */
-	0xe4, 0x11,			/* 2: in al, 0x11 */
-	0xe2, 0xfc,			/*    loop 2b */
-	0xbe, M_MSR, 0x00,		/* mov si, M_MSR */
-	0x66, 0xb9, 0x1b, 0, 0, 0,	/* 3: mov ecx, 0x1b (APIC_BASE) */
-	0x0f, 0x32,			/*    rdmsr */
-	0x4e,				/*    dec si */
-	0x75, 0xf6,			/*    jnz 3b */
-	0xf4,				/* hlt */
-};
+/* The known work of ks_code_known_work (ks_util.h). */
+#define N_OUT	KS_WORK_OUT
+#define K_IN	KS_WORK_IN
+#define M_MSR	KS_WORK_MSR
 
 #define FILLER	"rig_filler"
 
@@ -112,7 +97,7 @@ FIXTURE_TEARDOWN(life)
 	EXPECT_EQ(0, ks_module_restore(&self->mod));
 }
 
-/* The exit-reason buckets of the work above, for this host's vendor. */
+/* The exit-reason buckets of that work, for this host's vendor. */
 struct work_buckets {
 	const char *stat;
 	unsigned int io, msr_read, hlt;
@@ -154,10 +139,10 @@ static void counts_exactly(struct __test_metadata *_metadata, const char *when)
 	struct ks_vcpu *v;
 	struct kvmstats s;
 	struct ks_vm vm;
-	int r, outs = 0, ins = 0;
+	int r, outs = 0, ins = 0, mmio = 0;
 
 	work_buckets(&b);
-	r = ks_vm_create(&vm, work, sizeof(work), 1);
+	r = ks_vm_create(&vm, ks_code_known_work, ks_code_known_work_len, 1);
 	ASSERT_EQ(0, r) TH_LOG("%s: ks_vm_create: %s", when, strerror(-r));
 	v = &vm.vcpu[0];
 	r = kvmstats_open_from(&s, v->fd);
@@ -165,9 +150,11 @@ static void counts_exactly(struct __test_metadata *_metadata, const char *when)
 	for (;;) {
 		r = ks_vcpu_run(v);
 		ASSERT_LE(0, r) TH_LOG("%s: KVM_RUN: %s", when, strerror(-r));
-		if (r != KVM_EXIT_IO)
+		if (r == KVM_EXIT_MMIO)
+			mmio++;
+		else if (r != KVM_EXIT_IO)
 			break;
-		if (v->run->io.direction == KVM_EXIT_IO_OUT)
+		else if (v->run->io.direction == KVM_EXIT_IO_OUT)
 			outs++;
 		else
 			ins++;
@@ -175,6 +162,7 @@ static void counts_exactly(struct __test_metadata *_metadata, const char *when)
 	ASSERT_EQ(KVM_EXIT_HLT, r) TH_LOG("%s", when);
 	ASSERT_EQ(N_OUT, outs) TH_LOG("%s", when);
 	ASSERT_EQ(K_IN, ins) TH_LOG("%s", when);
+	ASSERT_EQ(2, mmio) TH_LOG("%s", when);
 	ASSERT_EQ(0, kvmstats_refresh(&s)) TH_LOG("%s: %s", when, s.err);
 	EXPECT_EQ(N_OUT + K_IN, val(_metadata, &s, b.stat, b.io)) TH_LOG("%s", when);
 	EXPECT_EQ(M_MSR, val(_metadata, &s, b.stat, b.msr_read)) TH_LOG("%s", when);
@@ -183,6 +171,8 @@ static void counts_exactly(struct __test_metadata *_metadata, const char *when)
 	EXPECT_EQ(K_IN, val(_metadata, &s, "io_in_exits", 0)) TH_LOG("%s", when);
 	EXPECT_EQ(M_MSR, val(_metadata, &s, "msr_read_exits", 0)) TH_LOG("%s", when);
 	EXPECT_EQ(0, val(_metadata, &s, "msr_write_exits", 0)) TH_LOG("%s", when);
+	EXPECT_EQ(1, val(_metadata, &s, "mmio_writes", 0)) TH_LOG("%s", when);
+	EXPECT_EQ(1, val(_metadata, &s, "mmio_reads", 0)) TH_LOG("%s", when);
 	kvmstats_close(&s);
 	ks_vm_destroy(&vm);
 }
@@ -268,7 +258,7 @@ TEST_F(life, vendor_pinned_while_vm_or_stats_fd_lives)
 	int fd, r;
 
 	ASSERT_EQ(0, ks_module_ensure("superset"));
-	r = ks_vm_create(&vm, work, sizeof(work), 1);
+	r = ks_vm_create(&vm, ks_code_known_work, ks_code_known_work_len, 1);
 	ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));

@@ -98,6 +98,23 @@ check_module_of() {
 	echo "$BUILD/$rel/module"
 }
 
+# lane_module LABEL REL ROOT DIR: the kvm_statsfd.ko a script lane loads
+# for REL: make check's build (check_module_of), or, run alone, a build of
+# its own in DIR.  Prints the directory of the .ko; status 1 if the build
+# fails.
+lane_module() {
+	local label=$1 rel=$2 root=$3 dir=$4 m
+	if m=$(check_module_of "$rel"); then
+		step "$label kvm_statsfd.ko: make check's, in $m"
+		echo "$m"
+		return
+	fi
+	step "$label building kvm_statsfd.ko for $rel"
+	rm -rf "$dir"
+	mirror_tree "$TOP" "$dir" Kbuild src include
+	build_module "$rel" "$root" "$dir" >&2 && echo "$dir"
+}
+
 # The rig's WARN module (its self-test), in BUILD/REL/rig_warn.
 build_rig_warn() {
 	local rel=$1 root=$2

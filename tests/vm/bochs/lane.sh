@@ -36,20 +36,13 @@ if [ -z "$k" ]; then
 fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
-mod="$BUILD/vmx/$rel/module" warn="$BUILD/vmx/$rel/rig_warn"
-filler="$BUILD/vmx/$rel/rig_filler"
+warn="$BUILD/vmx/$rel/rig_warn" filler="$BUILD/vmx/$rel/rig_filler"
 drv="$BUILD/vmx/$rel/probe-driver" gate="$BUILD/vmx/bench"
 
-rm -rf "$mod" "$warn" "$drv" "$filler"
-if m=$(check_module_of "$rel"); then
-	step "$LABEL building rig_warn.ko and the probe driver for $rel (kvm_statsfd.ko: make check's, in $m)"
-	mod=$m
-else
-	step "$LABEL building kvm_statsfd.ko, rig_warn.ko and the probe driver for $rel"
-	mirror_tree "$TOP" "$mod" Kbuild src include
-	build_module "$rel" "$root" "$mod" ||
-		{ lane_tap 0 "module builds against $rel"; lane_finish; }
-fi
+mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/vmx/$rel/module") ||
+	{ lane_tap 0 "module builds against $rel"; lane_finish; }
+step "$LABEL building rig_warn.ko, rig_filler.ko and the probe driver for $rel"
+rm -rf "$warn" "$drv" "$filler"
 mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
 mirror_tree "$TOP/tests/rig/filler_module" "$filler" .
 mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .

@@ -31,19 +31,13 @@ if [ -z "$rel" ]; then
 	lane_finish
 fi
 
-# The module: make check's build for this kernel (lib.sh check_module_of);
+# The module: make check's build for this kernel (lib.sh lane_module);
 # alone, a build in a directory of our own (a 6.12 lane may be building
 # BUILD/REL/module meanwhile).
-mod="$BUILD/exit-cost/$rel/module" drv="$BUILD/exit-cost/$rel/probe-driver"
-if m=$(check_module_of "$rel"); then
-	step "$LABEL building the probe driver and probe_cost for $rel (kvm_statsfd.ko: make check's, in $m)"
-	mod=$m
-else
-	step "$LABEL building kvm_statsfd.ko, the probe driver and probe_cost for $rel"
-	mirror_tree "$TOP" "$mod" Kbuild src include
-	build_module "$rel" "$root" "$mod" ||
-		{ lane_tap 0 "module, probe driver and probe_cost build for $rel"; lane_finish; }
-fi
+drv="$BUILD/exit-cost/$rel/probe-driver"
+mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/exit-cost/$rel/module") ||
+	{ lane_tap 0 "module, probe driver and probe_cost build for $rel"; lane_finish; }
+step "$LABEL building the probe driver and probe_cost for $rel"
 mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
 if ! build_module "$rel" "$root" "$drv" ||
 	! make -s -C "$TOP/tests/bench" O="$BUILD/exit-cost/bench" \
