@@ -164,12 +164,9 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_counters_init();
 	if (ret)
 		goto out_layout;
-	ret = ks_stats_fd_init();
-	if (ret)
-		goto out_counters;
 	ret = ks_sysfs_init();
 	if (ret)
-		goto out_stats_fd;
+		goto out_counters;
 	ret = ks_hook_destroy_init();
 	if (ret)
 		goto out_sysfs;
@@ -196,8 +193,6 @@ out_destroy:
 	ks_hook_destroy_exit();
 out_sysfs:
 	ks_sysfs_exit();
-out_stats_fd:
-	ks_stats_fd_exit();
 out_counters:
 	ks_counters_exit();
 out_layout:
@@ -212,7 +207,6 @@ static void __exit kvm_statsfd_exit(void)
 	ks_probes_exit();
 	ks_hook_destroy_exit();
 	ks_sysfs_exit();
-	ks_stats_fd_exit();
 	ks_counters_exit();
 	ks_layout_exit();
 	pr_info("unloaded\n");

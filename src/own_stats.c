@@ -236,11 +236,6 @@ u32 ks_own_counters_size(void)
 	return ks_vcpu_own_words * sizeof(u64);
 }
 
-u32 ks_own_vm_words(void)
-{
-	return ks_vm_own_words;
-}
-
 enum ks_aggregate ks_own_word_agg(u32 word)
 {
 	return ks_word_agg[word];

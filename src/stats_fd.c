@@ -574,12 +574,3 @@ unsigned int ks_stats_file_size(void)
 {
 	return 0;
 }
-
-int ks_stats_fd_init(void)
-{
-	return 0;
-}
-
-void ks_stats_fd_exit(void)
-{
-}

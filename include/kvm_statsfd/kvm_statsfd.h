@@ -75,7 +75,4 @@ struct file *ks_stats_file_vcpu(struct kvm_vcpu *vcpu, const char *name);
 unsigned int ks_stats_file_size(void);
 extern atomic_long_t ks_nr_files;
 
-int ks_stats_fd_init(void);
-void ks_stats_fd_exit(void);
-
 #endif /* _KVM_STATSFD_H */

@@ -120,12 +120,8 @@ bool ks_vendor_is_svm(void);
 unsigned int ks_exit_buckets(void);
 const char *ks_exit_stat_name(void);
 
-/*
- * Bytes of a vCPU's counters block, which is also its served own block;
- * u64 words of a VM's own block.
- */
+/* Bytes of a vCPU's counters block, which is also its served own block. */
 u32 ks_own_counters_size(void);
-u32 ks_own_vm_words(void);
 /* Served word @word: how a VM file computes it from its vCPUs' word. */
 enum ks_aggregate ks_own_word_agg(u32 word);
 /* The served words that are not sums, in order; *@count of them. */
