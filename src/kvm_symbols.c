@@ -6,9 +6,8 @@
  * ioctl handlers are static, and the native stats descriptors and the way
  * to the vendor's get_exit_info() are not exported.
  * kallsyms_lookup_name() is unexported (and the usual tricks to reach it
- * are unsafe on IBT kernels), so instead we
- * read kvm.ko's own symbol table: the module loader keeps it in
- * struct module for kallsyms.
+ * are unsafe on IBT kernels), so instead we read kvm.ko's own symbol
+ * table: the module loader keeps it in struct module for kallsyms.
  *
  * kvm.ko's struct module itself is found through public API only: the
  * tracepoint module notifier reports every loaded module that has

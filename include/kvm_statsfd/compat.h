@@ -265,11 +265,6 @@ static inline void ks_synchronize_handlers(void)
 #endif
 
 /*
- * Since 6.3 vm_flags is read-only outside mm, written through these (which
- * also assert the mmap lock and lock the VMA); before, it was written
- * directly, under the mmap lock the caller holds.
- */
-/*
  * Fault in @size bytes of a user buffer for writing; what is left not
  * faulted in (0 when all of it is).  Before 5.16 the same work was
  * fault_in_pages_writeable(), which takes an int (a stats file is far
@@ -282,6 +277,11 @@ static inline size_t fault_in_writeable(char __user *uaddr, size_t size)
 }
 #endif
 
+/*
+ * Since 6.3 vm_flags is read-only outside mm, written through these (which
+ * also assert the mmap lock and lock the VMA); before, it was written
+ * directly, under the mmap lock the caller holds.
+ */
 #ifndef KS_HAVE_VM_FLAGS_SET
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
