@@ -46,6 +46,7 @@
 
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/ftrace_arch.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/native.h>
 
@@ -63,20 +64,16 @@ enum {
 static unsigned long ks_ioctl_ips[KS_NR_IOCTL_IPS];
 static unsigned long ks_destroy_ip;
 
-/*
- * The ftrace location (the __fentry__ call) of the function at @func: the
- * function itself, or just past its ENDBR on IBT kernels.  Computed here
- * because ftrace_set_filter_ip()'s own mapping of a function address to
- * its location was seen to drop kvm_vm_ioctl on Debian's 6.12.
- */
-static unsigned long ks_fentry_of(unsigned long func)
-{
-	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+/* The functions behind ks_ioctl_ips, and ks_destroy_ip's, for messages. */
+static const char *const ks_ioctl_names[KS_NR_IOCTL_IPS] = {
+	[KS_IP_GETFILE] = "anon_inode_getfile",
+	[KS_IP_GETFILE_FMODE] = "anon_inode_getfile_fmode",
+	[KS_IP_VM_IOCTL] = "kvm_vm_ioctl",
+	[KS_IP_VCPU_IOCTL] = "kvm_vcpu_ioctl",
+	[KS_IP_CHECK_EXT] = "kvm_vm_ioctl_check_extension",
+};
 
-	if (!memcmp((const void *)func, endbr64, sizeof(endbr64)))
-		return func + sizeof(endbr64);
-	return func;
-}
+static const char *const ks_destroy_name = "kvm_arch_destroy_vm";
 
 /*
  * KVM's own check on every VM and vCPU ioctl, as our handlers skip KVM's:
@@ -259,11 +256,17 @@ static struct ftrace_ops ks_destroy_ops = {
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION,
 };
 
-/* Filter @ops on the function at @addr; its ftrace location goes to @ip. */
+/*
+ * Filter @ops on the function at @addr; its ftrace location goes to @ip.
+ * The location is computed here (ftrace_arch.h), as ftrace_set_filter_ip()'s
+ * own mapping of a function address to its location was seen to drop
+ * kvm_vm_ioctl on Debian's 6.12; ks_ftrace_verify() checks it once
+ * registered.
+ */
 static int ks_ftrace_attach(struct ftrace_ops *ops, unsigned long addr,
 			    const char *name, unsigned long *ip)
 {
-	unsigned long loc = addr ? ks_fentry_of(addr) : 0;
+	unsigned long loc = addr ? ks_ftrace_location(addr) : 0;
 	int ret = loc ? ftrace_set_filter_ip(ops, loc, 0, 0) : -ENOENT;
 
 	if (ret == -ENOMEM)
@@ -292,20 +295,62 @@ static void ks_ftrace_detach(struct ftrace_ops *ops, unsigned long *ips,
 	}
 }
 
+/*
+ * After register_ftrace_function(): whether ftrace's call really is at
+ * each of the @n locations @ips (0: none) of the functions @names.
+ * ftrace_set_filter_ip() accepts some addresses that are not an ftrace
+ * location of their own, depending on the kernel (a function's first byte
+ * where a sealed ENDBR hides its real location), and the callback then
+ * never runs, or runs with an ip the callback does not recognise: a VM's
+ * destruction never reaches the counters (its state leaks), or
+ * KVM_GET_STATS_FD is silently KVM's again.  So every load looks, on
+ * every kernel, and refuses with -EOPNOTSUPP (this kernel's ftrace is not
+ * what the module knows) rather than run half hooked.
+ */
+static int ks_ftrace_verify(const unsigned long *ips,
+			    const char *const *names, unsigned int n)
+{
+	u8 insn[KS_FTRACE_INSN_SIZE];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (!ips[i])
+			continue;
+		ret = ks_ftrace_live(ips[i], insn);
+		if (ret) {
+			pr_err("cannot trace %s: no ftrace call at %pS once registered (found %*ph)\n",
+			       names[i], (void *)ips[i], KS_FTRACE_INSN_SIZE,
+			       insn);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* Watch VM destruction first: counters may exist as soon as probes run. */
 int ks_hook_destroy_init(void)
 {
 	int ret;
 
 	ret = ks_ftrace_attach(&ks_destroy_ops, ks_kvm.arch_destroy_vm,
-			       "kvm_arch_destroy_vm", &ks_destroy_ip);
+			       ks_destroy_name, &ks_destroy_ip);
 	if (ret)
 		return ret;
 	ret = register_ftrace_function(&ks_destroy_ops);
 	if (ret) {
 		pr_err("cannot register the VM destruction hook: %d\n", ret);
-		ks_ftrace_detach(&ks_destroy_ops, &ks_destroy_ip, 1);
+		goto out_detach;
 	}
+	ret = ks_ftrace_verify(&ks_destroy_ip, &ks_destroy_name, 1);
+	if (ret) {
+		unregister_ftrace_function(&ks_destroy_ops);
+		goto out_detach;
+	}
+	return 0;
+
+out_detach:
+	ks_ftrace_detach(&ks_destroy_ops, &ks_destroy_ip, 1);
 	return ret;
 }
 
@@ -327,27 +372,28 @@ static int ks_hook_attach(void)
 		ks_divert_ops = &ks_getfile_ops;
 		ret = ks_ftrace_attach(ks_divert_ops,
 				       (unsigned long)anon_inode_getfile,
-				       "anon_inode_getfile",
+				       ks_ioctl_names[KS_IP_GETFILE],
 				       &ks_ioctl_ips[KS_IP_GETFILE]);
 		if (!ret && KS_ANON_GETFILE_FMODE)
 			ret = ks_ftrace_attach(ks_divert_ops,
 					       KS_ANON_GETFILE_FMODE,
-					       "anon_inode_getfile_fmode",
+					       ks_ioctl_names[KS_IP_GETFILE_FMODE],
 					       &ks_ioctl_ips[KS_IP_GETFILE_FMODE]);
 		return ret;
 	}
 	ks_divert_ops = &ks_ioctl_ops;
-	ret = ks_ftrace_attach(ks_divert_ops, ks_kvm.vm_ioctl, "kvm_vm_ioctl",
+	ret = ks_ftrace_attach(ks_divert_ops, ks_kvm.vm_ioctl,
+			       ks_ioctl_names[KS_IP_VM_IOCTL],
 			       &ks_ioctl_ips[KS_IP_VM_IOCTL]);
 	if (!ret)
 		ret = ks_ftrace_attach(ks_divert_ops, ks_kvm.vcpu_ioctl,
-				       "kvm_vcpu_ioctl",
+				       ks_ioctl_names[KS_IP_VCPU_IOCTL],
 				       &ks_ioctl_ips[KS_IP_VCPU_IOCTL]);
 	if (!ret && ks_native_brings_ioctl)
 		ret = ks_ftrace_attach(ks_divert_ops,
-				       ks_kvm_symbol("kvm_vm_ioctl_check_extension",
+				       ks_kvm_symbol(ks_ioctl_names[KS_IP_CHECK_EXT],
 						     true),
-				       "kvm_vm_ioctl_check_extension",
+				       ks_ioctl_names[KS_IP_CHECK_EXT],
 				       &ks_ioctl_ips[KS_IP_CHECK_EXT]);
 	return ret;
 }
@@ -367,6 +413,13 @@ int ks_hook_init(void)
 		pr_err("cannot divert KVM_GET_STATS_FD (%d): another IPMODIFY user, such as a livepatch, may own %s\n",
 		       ret, ks_ioctl_ips[KS_IP_GETFILE] ? "anon_inode_getfile" :
 		       "KVM's ioctl handlers");
+		goto out_detach;
+	}
+	ret = ks_ftrace_verify(ks_ioctl_ips, ks_ioctl_names, KS_NR_IOCTL_IPS);
+	if (ret) {
+		/* The live ones may have diverted a call meanwhile. */
+		unregister_ftrace_function(ks_divert_ops);
+		ks_synchronize_handlers();
 		goto out_detach;
 	}
 	return 0;
