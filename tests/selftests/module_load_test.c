@@ -3,11 +3,15 @@
  * kvm_statsfd.ko loads, shows up live in sysfs, refuses a second load and
  * unloads cleanly, several times over; and it traces only the kernel
  * functions it says it does (kvm_ioctls_untraced), so that it lives beside
- * a livepatch of KVM's ioctl handlers (beside_a_livepatch).
+ * a livepatch of KVM's ioctl handlers (beside_a_livepatch); every function
+ * it hooks is really traced once loaded (hooks_live), and a VM's
+ * destruction reaches it (vm_destruction_reaches_the_module).
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +276,232 @@ TEST_F(module, beside_a_livepatch)
 	ASSERT_EQ(0, ks_module_load("cross_process=1"));
 	EXPECT_EQ(-EBUSY, ks_insmod(path, ""));
 	EXPECT_EQ(1, stats_fd_is_modules());
+	EXPECT_EQ(0, ks_module_unload());
+}
+
+/*
+ * The text address of kernel function @func (in module @mod, or in the
+ * kernel proper when NULL) from /proc/kallsyms; 0 if not found or hidden.
+ */
+static uint64_t kallsyms_addr(const char *func, const char *mod)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256], owner[64];
+	uint64_t addr, found = 0;
+	char type;
+	int n;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		owner[0] = '\0';
+		n = sscanf(line, "%" SCNx64 " %c %255s [%63[^]]]", &addr, &type,
+			   name, owner);
+		if (n < 3 || (type != 't' && type != 'T') || strcmp(name, func))
+			continue;
+		if (mod ? !strcmp(owner, mod) : n == 3)
+			found = addr;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Read @len bytes of kernel memory at @addr through /proc/kcore (an ELF
+ * core whose PT_LOAD segments map kernel text, modules included).
+ * 0 or -errno.
+ */
+static int kcore_read(uint64_t addr, void *buf, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i, ret = -ENOENT;
+
+	fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		close(fd);
+		return -EINVAL;
+	}
+	for (i = 0; i < eh.e_phnum && ret == -ENOENT; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph)) {
+			ret = -EIO;
+			break;
+		}
+		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr ||
+		    addr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		ret = pread(fd, buf, len, ph.p_offset + (addr - ph.p_vaddr)) ==
+		      (ssize_t)len ? 0 : -EIO;
+	}
+	close(fd);
+	return ret;
+}
+
+enum fentry_state { FENTRY_UNKNOWN, FENTRY_NOP, FENTRY_CALL };
+
+/*
+ * What sits at the ftrace location of @func: the 5-byte NOP ftrace keeps
+ * there while nothing traces the function, or a CALL (0xe8) to ftrace's
+ * trampoline while something does.  The location is the function's first
+ * byte, or 4 bytes in, past an ENDBR64 or what an IBT kernel seals it
+ * with: whichever of the two holds either instruction (a NOP5 or a CALL
+ * cannot start 4 bytes after another).  The bytes go to the test's
+ * output, where a sealed ENDBR shows.
+ */
+static enum fentry_state fentry_state(struct __test_metadata *_metadata,
+				      const char *func, const char *mod)
+{
+	/*
+	 * The atomic 5-byte NOPs x86 ftrace writes: P6's, and before 5.13
+	 * on AMD CPUs, K8's (seen on 5.10 under QEMU's "max" CPU).
+	 */
+	static const unsigned char nop5[][5] = {
+		{ 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x66, 0x66, 0x66, 0x66, 0x90 },
+	};
+	uint64_t addr = kallsyms_addr(func, mod);
+	unsigned char b[9];
+	unsigned int off, i;
+	int ret;
+
+	if (!addr) {
+		TH_LOG("%s: not in /proc/kallsyms", func);
+		return FENTRY_UNKNOWN;
+	}
+	ret = kcore_read(addr, b, sizeof(b));
+	if (ret) {
+		TH_LOG("%s: reading /proc/kcore: %s", func, strerror(-ret));
+		return FENTRY_UNKNOWN;
+	}
+	ksft_print_msg("%s: %02x %02x %02x %02x %02x %02x %02x %02x %02x\n",
+		       func, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+		       b[8]);
+	for (off = 0; off <= 4; off += 4) {
+		for (i = 0; i < sizeof(nop5) / sizeof(nop5[0]); i++)
+			if (!memcmp(b + off, nop5[i], sizeof(nop5[i])))
+				return FENTRY_NOP;
+		if (b[off] == 0xe8)
+			return FENTRY_CALL;
+	}
+	return FENTRY_UNKNOWN;
+}
+
+struct hooked {
+	const char *func, *mod;
+};
+
+/*
+ * The functions a load hooks (hook.c): VM destruction always; where KVM
+ * makes its stats files by default, else KVM's ioctl handlers (and its
+ * capability check where the module brings the ioctl).  @fmode: whether
+ * the kernel has anon_inode_getfile_fmode(), which the module also hooks.
+ */
+static int hooked_functions(struct hooked *h, int native, int cross, int fmode)
+{
+	int n = 0;
+
+	h[n++] = (struct hooked){ "kvm_arch_destroy_vm", "kvm" };
+	if (native && !cross) {
+		h[n++] = (struct hooked){ "anon_inode_getfile", NULL };
+		if (fmode)
+			h[n++] = (struct hooked){ "anon_inode_getfile_fmode",
+						  NULL };
+		return n;
+	}
+	h[n++] = (struct hooked){ "kvm_vm_ioctl", "kvm" };
+	h[n++] = (struct hooked){ "kvm_vcpu_ioctl", "kvm" };
+	if (!native)
+		h[n++] = (struct hooked){ "kvm_vm_ioctl_check_extension", "kvm" };
+	return n;
+}
+
+/*
+ * Every function a load hooks is traced, where ftrace says (its
+ * enabled_functions) and in its code (ftrace's CALL at its ftrace
+ * location, read back from /proc/kcore); after rmmod, each is a NOP
+ * again.  The module checks the CALL itself at load (hook.c,
+ * ks_ftrace_verify()); this checks from outside, with a control that the
+ * reading can tell the two apart.  An IBT kernel on IBT hardware seals
+ * ENDBRs (kvm_arch_destroy_vm's on Debian's 6.12), which once made the
+ * module hook the wrong address.
+ */
+TEST_F(module, hooks_live)
+{
+	static const char *const params[] = { "", "cross_process=1" };
+	int native = ks_native_binary_stats();
+	int fmode = kallsyms_addr("anon_inode_getfile_fmode", NULL) != 0;
+	struct hooked h[5];
+	unsigned int p;
+	int i, n;
+
+	ASSERT_LE(0, native);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+	if (!kallsyms_addr("kvm_arch_destroy_vm", "kvm"))
+		SKIP(return, "no kernel addresses in /proc/kallsyms");
+	for (p = 0; p < sizeof(params) / sizeof(params[0]); p++) {
+		n = hooked_functions(h, native, p, fmode);
+		ASSERT_EQ(0, ks_module_load_default(params[p]))
+			TH_LOG("load with '%s'", params[p]);
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(1, ks_traced(h[i].func))
+				TH_LOG("%s in enabled_functions, load '%s'",
+				       h[i].func, params[p]);
+			EXPECT_EQ(FENTRY_CALL,
+				  fentry_state(_metadata, h[i].func, h[i].mod))
+				TH_LOG("%s: ftrace's call, load '%s'",
+				       h[i].func, params[p]);
+		}
+		/* The control: what the default load leaves untraced. */
+		if (native && !p)
+			EXPECT_EQ(FENTRY_NOP,
+				  fentry_state(_metadata, "kvm_vcpu_ioctl",
+					       "kvm"));
+		ASSERT_EQ(0, ks_module_unload());
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(0, ks_traced(h[i].func))
+				TH_LOG("%s after rmmod", h[i].func);
+			EXPECT_EQ(FENTRY_NOP,
+				  fentry_state(_metadata, h[i].func, h[i].mod))
+				TH_LOG("%s: a NOP again after rmmod", h[i].func);
+		}
+	}
+}
+
+/*
+ * A VM's destruction reaches the module: its state, made when its stats
+ * fd was opened, is freed when the VM goes (the kvm_arch_destroy_vm hook),
+ * and objects/vms is back where it was.  Were the hook silently dead, the
+ * state would stay.
+ */
+TEST_F(module, vm_destruction_reaches_the_module)
+{
+	static const unsigned char hlt[] = { 0xf4 };
+	long base, during;
+	struct ks_vm vm;
+	int i, fd;
+
+	ASSERT_EQ(0, ks_module_load_default(""));
+	base = ks_objects_wait_le("vms", 0, 10000);
+	ASSERT_LE(0, base);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, ks_vm_create(&vm, hlt, sizeof(hlt), 1));
+		EXPECT_LE(0, ks_vcpu_run(&vm.vcpu[0]));
+		fd = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
+		EXPECT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s",
+					strerror(errno));
+		during = ks_objects_read("vms");
+		EXPECT_EQ(base + 1, during) TH_LOG("VM %d's state", i);
+		if (fd >= 0)
+			close(fd);
+		ks_vm_destroy(&vm);
+		EXPECT_EQ(base, ks_objects_wait_le("vms", base, 10000))
+			TH_LOG("VM %d's state left after its destruction", i);
+	}
 	EXPECT_EQ(0, ks_module_unload());
 }
 
