@@ -152,7 +152,11 @@ void ks_module_save(struct ks_module_state *st);
 int ks_module_ensure(const char *mode);
 /* Unload, retrying a while if it is still in use.  0 or -errno. */
 int ks_module_unload_wait(int timeout_ms);
-/* Put the module back as @st saw it.  0 or -errno. */
+/*
+ * In a teardown: put the module back as @st saw it, or, where the program
+ * loaded it for all its cases (ks_util.c), leave it to the next case's
+ * setup and the program's end.  0 or -errno.
+ */
 int ks_module_restore(const struct ks_module_state *st);
 /*
  * Reload the module with @params, as ks_module_load() loads it, for a

@@ -15,6 +15,7 @@
 #   --bin FILE         add an executable to /bin (repeatable)
 #   --tree DIR         copy DIR/. into the root, merging directories
 #                      (repeatable; e.g. a QEMU with its libraries)
+#   --without NAME     leave program NAME out of /tests (after --tests)
 set -euo pipefail
 
 root=$1 rel=$2 out=$3
@@ -89,6 +90,7 @@ while [ $# -gt 0 ]; do
 	--bench) mkdir -p "$stage/bench"
 		find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/bench/" \; ; shift 2 ;;
 	--bin) cp "$2" "$stage/bin/"; shift 2 ;;
+	--without) rm -f "$stage/tests/$2"; shift 2 ;;
 	--tree) cp -a "$2"/. "$stage/"; shift 2 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac

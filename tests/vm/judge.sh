@@ -96,7 +96,10 @@ function emit(ok, name, extra) {
 		emit(0, prog, " (no test case reported)")
 	else if (plan >= 0 && plan != prog_cases)
 		emit(0, prog, " (planned " plan " cases, reported " prog_cases ")")
-	print prog, prog_cases > programs
+	# PROGRAM CASES [SECONDS BUSY-CPU-SECONDS]
+	cs = $5; sub(/^cs=/, "", cs); busy = $6; sub(/^busy=/, "", busy)
+	if (cs == "") print prog, prog_cases > programs
+	else printf "%s %d %.1f %.1f\n", prog, prog_cases, cs / 100, busy / 100 > programs
 	inprog = 0; next
 }
 /^@@ error / { emit(0, "guest", ": " substr($0, 10)); next }

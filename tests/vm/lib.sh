@@ -201,23 +201,32 @@ build_userspace() {
 	make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
 }
 
-# The build-initramfs.sh options that put every test and tool in a guest.
-# The exporter cannot link statically (GnuTLS): it comes with its shared
-# libraries and loader (tools/exporter/build.mk).  Debian's Prometheus comes
-# with its own (tests/exporter/collect-prometheus.sh), for the exporter's
-# test; lanes that leave that test out leave */tests-exporter/* out.
+# guest_test_payload [SERIES]: the build-initramfs.sh options that put
+# every test and tool in a guest, but the programs the manifest does not
+# run on SERIES.  The exporter cannot link statically (GnuTLS): it comes
+# with its shared libraries and loader (tools/exporter/build.mk).  Debian's
+# Prometheus comes with its own (tests/exporter/collect-prometheus.sh), for
+# the exporter's test.
 guest_test_payload() {
-	local f
+	local f absent=
 
+	# What tests/vm/manifest says SERIES does not run ("none"), and the
+	# trees only those programs need: the initramfs stays small (under
+	# Bochs each MB of it costs seconds of boot).
+	[ -z "${1:-}" ] || absent=$("$TOP/tests/vm/manifest.sh" absent "$1")
 	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
-		--tests "$BUILD/tests-exporter/tests" \
-		--tree "$BUILD/tests-exporter/prometheus-root" \
-		--tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root" \
 		--bin "$BUILD/tests-tools/bin/demo-vm" \
 		--bin "$BUILD/tools/kvm-statsfd"
-	for f in "$BUILD/tools/exporter-guest/"*; do
-		echo --bin "$f"
-	done
+	if ! grep -qx kvm_statsfd_exporter_test <<< "$absent"; then
+		echo --tests "$BUILD/tests-exporter/tests" \
+			--tree "$BUILD/tests-exporter/prometheus-root"
+		for f in "$BUILD/tools/exporter-guest/"*; do
+			echo --bin "$f"
+		done
+	fi
+	grep -qx qemu_query_stats_test <<< "$absent" ||
+		echo --tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root"
+	[ -z "$absent" ] || sed 's/^/--without /' <<< "$absent"
 }
 
 # The "script:" lanes of tests/vm/lanes print TAP and write their counts:

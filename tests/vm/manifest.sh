@@ -7,6 +7,8 @@
 #
 # usage: manifest.sh skips SERIES
 #          the expected skips of SERIES: "CASE<TAB>REASON" lines
+#        manifest.sh absent SERIES
+#          the programs not to run on SERIES (CASES "none"), one a line
 #        manifest.sh check SERIES PROGRAMS
 #          PROGRAMS has "PROGRAM CASES" lines (what a run reported); prints
 #          a diagnostic per missing or shrunk program and exits 1 if any
@@ -32,6 +34,18 @@ entries() {	# entries KIND SERIES: the matching lines' fields after the series
 
 skips() { entries skip "$1"; }
 
+# The last line for a program wins, as in check().
+absent() {
+	local prog want
+	declare -A expect=()
+	while IFS=$'\t' read -r prog want; do
+		expect[$prog]=$want
+	done < <(entries program "$1")
+	for prog in "${!expect[@]}"; do
+		[ "${expect[$prog]}" = none ] && echo "$prog"
+	done | sort
+}
+
 # A later line for the same program overrides an earlier one, so that a
 # series-specific count can follow the "*" one.
 check() {
@@ -54,7 +68,7 @@ check() {
 			echo "note: $prog reported $got cases, more than the $want in the manifest (raise it)"
 		fi
 	done
-	while read -r prog got; do
+	while read -r prog got _; do
 		[ -n "${expect[$prog]:-}" ] ||
 			echo "note: $prog ($got cases) is not in the manifest (add it)"
 	done < "$programs"
@@ -65,6 +79,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
 skips) skips "$@" ;;
+absent) absent "$@" ;;
 check) check "$@" ;;
-*) echo "usage: manifest.sh skips|check SERIES ..." >&2; exit 2 ;;
+*) echo "usage: manifest.sh skips|absent|check SERIES ..." >&2; exit 2 ;;
 esac

@@ -34,7 +34,7 @@ if [ $# -gt 0 ]; then
 	for t in "$@"; do cp "$BUILD/selftests/$t" "$out/tests/"; done
 	payload="--tests $out/tests --bin $BUILD/tools/kvm-statsfd"
 else
-	payload=$(guest_test_payload)
+	payload=$(guest_test_payload "$series")
 fi
 # shellcheck disable=SC2046,SC2086 # the payload is a list of options
 "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \

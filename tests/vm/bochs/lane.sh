@@ -65,17 +65,9 @@ cp "$TOP/tests/bench/exit-cost-budget-vmx" \
 
 # One initramfs with the tests, one with only the WARN module (its boots
 # need nothing else, and a small initramfs boots ~15 s faster).  The tests
-# are the QEMU lanes' but the exporter's (not this lane's purpose, and
-# ~3 minutes of Bochs): tests/vm/manifest expects it nowhere on "6.12-vmx".
+# are those tests/vm/manifest runs on "6.12-vmx": what the vendor changes.
 payload=()
-opts=()
-[ "$GATE_ONLY" = 1 ] || read -ra opts <<< "$(guest_test_payload | tr '\n' ' ')"
-for ((i = 0; i < ${#opts[@]}; i += 2)); do
-	case "${opts[i + 1]}" in
-	*/tests-exporter/* | */exporter-guest/*) ;;
-	*) payload+=("${opts[i]}" "${opts[i + 1]}") ;;
-	esac
-done
+[ "$GATE_ONLY" = 1 ] || read -ra payload <<< "$(guest_test_payload "$SERIES-vmx" | tr '\n' ' ')"
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
 	--module "$filler/rig_filler.ko" "${payload[@]}" \
