@@ -377,11 +377,14 @@ static enum fentry_state fentry_state(struct __test_metadata *_metadata,
 		TH_LOG("%s: reading /proc/kcore: %s", func, strerror(-ret));
 		return FENTRY_UNKNOWN;
 	}
-	ksft_print_msg("%s: %02x %02x %02x %02x %02x %02x %02x %02x %02x\n",
-		       func, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-		       b[8]);
+	/*
+	 * stderr, unbuffered: the harness's child leaves by _exit(), and
+	 * stdout buffered into a pipe (the Bochs guest's report) is lost.
+	 */
+	fprintf(stderr, "# %s: %02x %02x %02x %02x %02x %02x %02x %02x %02x\n",
+		func, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]);
 	for (off = 0; off <= 4; off += 4) {
-		for (i = 0; i < sizeof(nop5) / sizeof(nop5[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(nop5); i++)
 			if (!memcmp(b + off, nop5[i], sizeof(nop5[i])))
 				return FENTRY_NOP;
 		if (b[off] == 0xe8)
@@ -443,7 +446,7 @@ TEST_F(module, hooks_live)
 		ASSERT_EQ(0, ks_module_unload());
 	if (!kallsyms_addr("kvm_arch_destroy_vm", "kvm"))
 		SKIP(return, "no kernel addresses in /proc/kallsyms");
-	for (p = 0; p < sizeof(params) / sizeof(params[0]); p++) {
+	for (p = 0; p < ARRAY_SIZE(params); p++) {
 		n = hooked_functions(h, native, p, fmode);
 		ASSERT_EQ(0, ks_module_load_default(params[p]))
 			TH_LOG("load with '%s'", params[p]);
