@@ -279,31 +279,54 @@ TEST_F(module, beside_a_livepatch)
 	EXPECT_EQ(0, ks_module_unload());
 }
 
+/* The functions whose addresses hooks_live reads (hooked_functions()). */
+static const char *const ksym_names[] = {
+	"kvm_arch_destroy_vm", "anon_inode_getfile", "anon_inode_getfile_fmode",
+	"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_vm_ioctl_check_extension",
+};
+
 /*
- * The text address of kernel function @func (in module @mod, or in the
- * kernel proper when NULL) from /proc/kallsyms; 0 if not found or hidden.
+ * The text address of kernel function @func, one of ksym_names (in module
+ * @mod, "kvm", or in the kernel proper when NULL), from /proc/kallsyms; 0
+ * if not found or hidden.  One pass over the file for all of them: it has
+ * a line per kernel symbol, and under TCG each pass takes a second.
  */
 static uint64_t kallsyms_addr(const char *func, const char *mod)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
+	static uint64_t in_kernel[ARRAY_SIZE(ksym_names)];
+	static uint64_t in_kvm[ARRAY_SIZE(ksym_names)];
+	static int scanned;
 	char line[512], name[256], owner[64];
-	uint64_t addr, found = 0;
+	unsigned int i;
+	uint64_t addr;
+	FILE *f;
 	char type;
 	int n;
 
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		owner[0] = '\0';
-		n = sscanf(line, "%" SCNx64 " %c %255s [%63[^]]]", &addr, &type,
-			   name, owner);
-		if (n < 3 || (type != 't' && type != 'T') || strcmp(name, func))
-			continue;
-		if (mod ? !strcmp(owner, mod) : n == 3)
-			found = addr;
+	if (!scanned && (f = fopen("/proc/kallsyms", "re"))) {
+		while (fgets(line, sizeof(line), f)) {
+			owner[0] = '\0';
+			n = sscanf(line, "%" SCNx64 " %c %255s [%63[^]]]", &addr,
+				   &type, name, owner);
+			if (n < 3 || (type != 't' && type != 'T'))
+				continue;
+			for (i = 0; i < ARRAY_SIZE(ksym_names); i++) {
+				if (strcmp(name, ksym_names[i]))
+					continue;
+				if (n == 3)
+					in_kernel[i] = addr;
+				else if (!strcmp(owner, "kvm"))
+					in_kvm[i] = addr;
+			}
+		}
+		fclose(f);
+		scanned = 1;
 	}
-	fclose(f);
-	return found;
+	for (i = 0; i < ARRAY_SIZE(ksym_names); i++)
+		if (!strcmp(func, ksym_names[i]))
+			return mod ? (strcmp(mod, "kvm") ? 0 : in_kvm[i]) :
+				     in_kernel[i];
+	return 0;
 }
 
 /*

@@ -297,13 +297,14 @@ done
 # rig's test modules (the livepatch stand-in, the filler) and, on the
 # self-test lane's kernel, its WARN module.
 build_kernel() {
-	local s=$1 rel=$2 root=$3 t
+	local s=$1 rel=$2 root=$3 t WARN_LANE_IS=
+	[ "$WARN_LANE" != "$s" ] || WARN_LANE_IS=1
 	t=$(date +%s)
 	mkdir -p "$RUN/build/$rel"
 	if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
-		build_rig_modules "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1 &&
-		{ [ "$WARN_LANE" != "$s" ] ||
-			build_rig_warn "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; }; then
+		build_rig_modules "$rel" "$root" "$BUILD/$rel/rig" \
+			livepatch_standin filler_module \
+			${WARN_LANE_IS:+warn_module} >> "$RUN/build/$rel/log" 2>&1; then
 		touch "$RUN/build/$rel/ok"
 		progress "[$s] kvm_statsfd.ko built for $rel ($(builder_of_root "$root"), $(($(date +%s) - t)) s)"
 	else

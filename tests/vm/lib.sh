@@ -115,33 +115,27 @@ lane_module() {
 	build_module "$rel" "$root" "$dir" >&2 && echo "$dir"
 }
 
-# The rig's WARN module (its self-test), in BUILD/REL/rig_warn.
-build_rig_warn() {
-	local rel=$1 root=$2
-	mirror_tree "$TOP/tests/rig/warn_module" "$BUILD/$rel/rig_warn" .
-	build_module "$rel" "$root" "$BUILD/$rel/rig_warn"
-}
-
-# The rig's test modules every test boot carries, in BUILD/REL/NAME: the
-# stand-in for a livepatch of KVM's ioctl handlers
-# (module_load_test.beside_a_livepatch) and the filler that takes the
-# place of an unloaded vendor module (lifecycle_test).
+# build_rig_modules REL ROOT OUT DIR...: the rig's test modules of
+# tests/rig/DIR (warn_module, filler_module, ...) for REL, in one kbuild
+# run (each run of its own costs seconds of kbuild's setup), in OUT/DIR;
+# with W=1, as our module (OUT/build.log has the warnings).
 build_rig_modules() {
-	local rel=$1 root=$2
-	mirror_tree "$TOP/tests/rig/livepatch_standin" \
-		"$BUILD/$rel/livepatch_standin" . &&
-	build_module "$rel" "$root" "$BUILD/$rel/livepatch_standin" &&
-	mirror_tree "$TOP/tests/rig/filler_module" "$BUILD/$rel/rig_filler" . &&
-	build_module "$rel" "$root" "$BUILD/$rel/rig_filler"
+	local rel=$1 root=$2 out=$3
+	shift 3
+	rm -rf "$out"
+	mirror_tree "$TOP/tests/rig" "$out" Kbuild "$@"
+	build_module "$rel" "$root" "$out" W=1 RIG="$*"
 }
 
-# The rig's modules built for REL, as build-initramfs.sh options.
+# The rig's modules built for REL in BUILD/REL/rig (make check's build:
+# the stand-in for a livepatch of KVM's ioctl handlers for
+# module_load_test, the filler that takes the place of an unloaded vendor
+# module for lifecycle_test, and on one lane the WARN module of the rig's
+# self-test), as build-initramfs.sh options.
 rig_modules_of() {
 	local m
 
-	for m in "$BUILD/$1/rig_warn/rig_warn.ko" \
-		"$BUILD/$1/livepatch_standin/livepatch_standin.ko" \
-		"$BUILD/$1/rig_filler/rig_filler.ko"; do
+	for m in "$BUILD/$1/rig/"*/*.ko; do
 		[ -f "$m" ] && echo --module "$m"
 	done
 	return 0
@@ -157,8 +151,9 @@ debug_guest_limits() {
 
 # Our module and the rig's modules for one kernel, in BUILD/REL/.
 build_modules_for() {
-	build_module_once "$1" "$2" && build_rig_warn "$1" "$2" &&
-		build_rig_modules "$1" "$2"
+	build_module_once "$1" "$2" &&
+		build_rig_modules "$1" "$2" "$BUILD/$1/rig" warn_module \
+			livepatch_standin filler_module
 }
 
 # Kernel command line of the test guests, for the kernel in ROOT: no zeroing

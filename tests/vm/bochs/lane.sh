@@ -36,19 +36,17 @@ if [ -z "$k" ]; then
 fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
-warn="$BUILD/vmx/$rel/rig_warn" filler="$BUILD/vmx/$rel/rig_filler"
+rig="$BUILD/vmx/$rel/rig"
+warn="$rig/warn_module" filler="$rig/filler_module"
 drv="$BUILD/vmx/$rel/probe-driver" gate="$BUILD/vmx/bench"
 
 mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/vmx/$rel/module") ||
 	{ lane_tap 0 "module builds against $rel"; lane_finish; }
 step "$LABEL building rig_warn.ko, rig_filler.ko and the probe driver for $rel"
-rm -rf "$warn" "$drv" "$filler"
-mirror_tree "$TOP/tests/rig/warn_module" "$warn" .
-mirror_tree "$TOP/tests/rig/filler_module" "$filler" .
+rm -rf "$drv"
 mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
-if ! build_module "$rel" "$root" "$warn" ||
-	! build_module "$rel" "$root" "$drv" ||
-	! build_module "$rel" "$root" "$filler"; then
+if ! build_rig_modules "$rel" "$root" "$rig" warn_module filler_module ||
+	! build_module "$rel" "$root" "$drv"; then
 	lane_tap 0 "module builds against $rel"
 	lane_finish
 fi
@@ -62,7 +60,6 @@ fi
 mkdir -p "$gate/gate-vmx/etc/kvm-statsfd"
 cp "$TOP/tests/bench/exit-cost-budget-vmx" \
 	"$gate/gate-vmx/etc/kvm-statsfd/exit-cost-budget"
-
 # One initramfs with the tests, one with only the WARN module (its boots
 # need nothing else, and a small initramfs boots ~15 s faster).  The tests
 # are those tests/vm/manifest runs on "6.12-vmx": what the vendor changes.

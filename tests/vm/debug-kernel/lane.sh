@@ -29,18 +29,17 @@ fi
 read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 
-step "[$SERIES] building kvm_statsfd.ko, rig_detect.ko (W=1) and the rig's test modules for $rel"
+step "[$SERIES] building kvm_statsfd.ko and the rig's modules (W=1) for $rel"
 mirror_tree "$TOP" "$BUILD/$rel/module" Kbuild src include
-mirror_tree "$TOP/tests/rig/detector_module" "$BUILD/$rel/rig_detect" .
 if ! build_module "$rel" "$root" "$BUILD/$rel/module" W=1 ||
-	! build_module "$rel" "$root" "$BUILD/$rel/rig_detect" W=1 ||
-	! build_rig_modules "$rel" "$root"; then
+	! build_rig_modules "$rel" "$root" "$BUILD/$rel/rig" detector_module \
+		livepatch_standin filler_module; then
 	lane_tap 0 "module builds against $rel"
 	lane_finish
 fi
 # W=1 warnings about our module count, as in make lint.
 if grep -hE '(warning|error):' "$BUILD/$rel/module/build.log" \
-	"$BUILD/$rel/rig_detect/build.log" >&2; then
+	"$BUILD/$rel/rig/build.log" >&2; then
 	lane_tap 0 "module builds against $rel with W=1 and no warning"
 else
 	lane_tap 1 "module builds against $rel with W=1 and no warning"
@@ -49,7 +48,6 @@ fi
 # shellcheck disable=SC2046 # guest_test_payload is a list of options
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
-	--module "$BUILD/$rel/rig_detect/rig_detect.ko" \
 	$(rig_modules_of "$rel") \
 	$(guest_test_payload 6.12-debug); then
 	lane_tap 0 "initramfs for $rel"
