@@ -12,12 +12,23 @@
  * Userspace just counts the exits and re-enters, until the time given with
  * -t is up (default 20 s), or SIGINT/SIGTERM.
  *
- * usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--stats-fds]
+ * usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--like-qemu 7.2|8.1]
  *   -name        ignored; there so that tools that look for QEMU's -name
  *                (kvm-statsfd list) show a guest name
- *   --stats-fds  open a stats fd per vCPU and one for the VM at start and
- *                keep them, as QEMU does (lets kvm-statsfd borrow them
- *                when the kernel refuses KVM_GET_STATS_FD to outsiders)
+ *   --like-qemu  which QEMU's stats fds to keep, for the tools to borrow
+ *                when the kernel refuses KVM_GET_STATS_FD to outsiders:
+ *     7.2  (default) none.  QEMU 7.1 and 7.2 (Debian 12's) open a stats
+ *          fd only while answering query-stats and close it again
+ *          (accel/kvm/kvm-all.c: query_stats_cb() for the VM,
+ *          query_stats_vcpu() run on each vCPU); a VMM without stats
+ *          support keeps none either.
+ *     8.1  one per vCPU, opened right after that vCPU is set up and kept
+ *          until exit; none for the VM.  Since QEMU 8.1 ("kvm: reuse
+ *          per-vcpu stats fd to avoid vcpu interruption") kvm_init_vcpu()
+ *          keeps cpu->kvm_vcpu_stats_fd and query_stats_vcpu() reads it,
+ *          while query_stats_cb() still opens and closes the VM's per
+ *          query.  As QEMU does, a refusal (no binary stats in the
+ *          kernel) is not an error: that vCPU just has none.
  * Prints "demo-vm: running pid PID" once every vCPU is created, and a
  * per-vCPU summary at the end.  Exit status 0, or 1 on any KVM error.
  */
@@ -79,6 +90,7 @@ __asm__(
 
 struct vcpu {
 	int id, fd;
+	int stats_fd;		/* --like-qemu 8.1: kept until exit, or -1 */
 	struct kvm_run *run;
 	pthread_t thread;
 	unsigned long io, mmio, hlt, intr;
@@ -86,6 +98,7 @@ struct vcpu {
 };
 
 static int kvm_fd, vm_fd, run_size;
+static int like_qemu_81;	/* --like-qemu 8.1 */
 static struct vcpu vcpus[MAX_VCPUS];
 static double deadline;
 static volatile sig_atomic_t stop;
@@ -134,6 +147,8 @@ static void vcpu_create(struct vcpu *v)
 	regs.rflags = 0x2;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
 		die("KVM_SET_REGS");
+	/* QEMU 8.1+: the vCPU's stats fd, opened once it is set up, kept. */
+	v->stats_fd = like_qemu_81 ? ioctl(v->fd, KVM_GET_STATS_FD, 0) : -1;
 }
 
 static void *vcpu_thread(void *arg)
@@ -176,7 +191,7 @@ static void *vcpu_thread(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--stats-fds]\n");
+	fprintf(stderr, "usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--like-qemu 7.2|8.1]\n");
 	exit(2);
 }
 
@@ -185,7 +200,7 @@ int main(int argc, char **argv)
 	struct kvm_userspace_memory_region region;
 	struct sigaction sa = { .sa_handler = on_signal };
 	double seconds = 20;
-	int i, n = 2, stats_fds = 0, rc = 0;
+	int i, n = 2, kept = 0, rc = 0;
 	void *mem;
 
 	for (i = 1; i < argc; i++) {
@@ -195,8 +210,9 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
 			n = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--stats-fds"))
-			stats_fds = 1;
+		else if (!strcmp(argv[i], "--like-qemu") && i + 1 < argc &&
+			 (!strcmp(argv[i + 1], "7.2") || !strcmp(argv[i + 1], "8.1")))
+			like_qemu_81 = !strcmp(argv[++i], "8.1");
 		else
 			usage();
 	}
@@ -231,14 +247,8 @@ int main(int argc, char **argv)
 		vcpus[i].id = i;
 		vcpu_create(&vcpus[i]);
 	}
-	/* Held until exit, like QEMU's stats fds. */
-	if (stats_fds) {
-		if (ioctl(vm_fd, KVM_GET_STATS_FD, 0) < 0)
-			die("KVM_GET_STATS_FD (VM)");
-		for (i = 0; i < n; i++)
-			if (ioctl(vcpus[i].fd, KVM_GET_STATS_FD, 0) < 0)
-				die("KVM_GET_STATS_FD (vCPU)");
-	}
+	for (i = 0; i < n; i++)
+		kept += vcpus[i].stats_fd >= 0;
 
 	deadline = now() + seconds;
 	for (i = 0; i < n; i++) {
@@ -247,8 +257,8 @@ int main(int argc, char **argv)
 		if (errno)
 			die("pthread_create");
 	}
-	printf("demo-vm: running pid %d, %d vCPUs, %.0f s\n", (int)getpid(), n,
-	       seconds);
+	printf("demo-vm: running pid %d, %d vCPUs, %.0f s, like QEMU %s: %d vCPU stats fds kept\n",
+	       (int)getpid(), n, seconds, like_qemu_81 ? "8.1" : "7.2", kept);
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
 		pthread_join(vcpus[i].thread, NULL);

@@ -95,14 +95,14 @@ expect() {
 	echo "(exit status $rc)"
 	[ "$rc" = "$want" ] || { echo "(expected $want)"; fail=1; }
 }
-demo-vm -name guest=plain -t 10 > /tmp/plain.log 2>&1 &
+demo-vm -name guest=plain -t 10 --like-qemu 7.2 > /tmp/plain.log 2>&1 &
 p1=$!
-demo-vm -name guest=qemu-like -t 10 --stats-fds > /tmp/qemu-like.log 2>&1 &
+demo-vm -name guest=qemu-like -t 10 --like-qemu 8.1 > /tmp/qemu-like.log 2>&1 &
 p2=$!
 sleep 1.5
-echo "# $p1: a VMM holding no stats fd of its own: nothing to read, a clear error"
+echo "# $p1: a VMM holding no stats fd of its own (as QEMU 7.2): nothing to read, a clear error"
 expect 1 kvm-statsfd show $p1 --vcpu 0
-echo "# $p2: a VMM that keeps its stats fds open, as QEMU does: they are borrowed"
+echo "# $p2: a VMM that keeps a stats fd per vCPU, as QEMU 8.1 and later do: they are borrowed"
 echo "\$ kvm-statsfd show $p2 --vcpu 0 | grep -E '^vCPU| (exits|io_exits|mmio_exits|halt_exits) '"
 kvm-statsfd show $p2 --vcpu 0 > /tmp/borrowed.out
 rc=$?
