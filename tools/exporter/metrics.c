@@ -38,6 +38,7 @@
 
 enum kind {
 	K_INFO,		/* kvm_vm_info */
+	K_AVAIL,	/* kvm_vm_stats_available */
 	K_COUNTER,
 	K_GAUGE,
 	K_REASONS,	/* exit-reason histogram as a counter by reason */
@@ -612,6 +613,10 @@ static void write_member(FILE *f, struct prom_result *res,
 		fputs("\"} 1\n", f);
 		res->samples++;
 		break;
+	case K_AVAIL:
+		sample(f, res, fam->name, "", m, NULL, NULL, m->vm->vm_st != NULL,
+		       NULL);
+		break;
 	case K_COUNTER:
 	case K_GAUGE:
 		for (i = 0; i < m->d->size; i++) {
@@ -683,7 +688,8 @@ static void write_help(FILE *f, const struct family *fam)
 	const struct kvmstats_desc *d = m->d;
 	const char *who = fam->vcpu ? "vCPU" : "VM";
 	static const char *const types[] = {
-		[K_INFO] = "gauge", [K_COUNTER] = "counter", [K_GAUGE] = "gauge",
+		[K_INFO] = "gauge", [K_AVAIL] = "gauge",
+		[K_COUNTER] = "counter", [K_GAUGE] = "gauge",
 		[K_REASONS] = "counter", [K_USEREXITS] = "counter",
 		[K_HIST] = "histogram",
 		[K_BUCKETS] = "counter",
@@ -693,6 +699,12 @@ static void write_help(FILE *f, const struct family *fam)
 	fprintf(f, "# HELP %s ", fam->name);
 	if (fam->kind == K_INFO) {
 		fputs("A VMM process holding a KVM VM: its identity (vm), UUID, where the identity comes from (libvirt or qemu), pid and process name; always 1.\n",
+		      f);
+		fprintf(f, "# TYPE %s gauge\n", fam->name);
+		return;
+	}
+	if (fam->kind == K_AVAIL) {
+		fputs("1 when the VM's own stats file (KVM's VM-wide stats, and the kvm_statsfd module's sums over the vCPUs) is read; 0 when it cannot be opened: without the module KVM answers only the VMM itself, and QEMU keeps no VM stats fd to borrow (8.1 and later keep one per vCPU, which --vcpu exports).\n",
 		      f);
 		fprintf(f, "# TYPE %s gauge\n", fam->name);
 		return;
@@ -764,19 +776,21 @@ int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
 		const struct prom_opts *o, struct prom_result *res)
 {
 	struct table t = { 0 };
-	struct family *info;
 	unsigned int i, k;
 	int ret = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
-	/* kvm_vm_info first: a VM stat called "info" cannot take its name. */
-	info = add_family(&t, "kvm_vm_info", K_INFO, "", 0);
-	if (!info)
+	/*
+	 * kvm_vm_info and kvm_vm_stats_available first: VM stats called
+	 * "info" or "stats_available" cannot take their names.
+	 */
+	if (!add_family(&t, "kvm_vm_info", K_INFO, "", 0) ||
+	    !add_family(&t, "kvm_vm_stats_available", K_AVAIL, "", 0))
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct member m = { .vm = &vms[i] };
 
-		if (add_member(&t.f[0], &m))
+		if (add_member(&t.f[0], &m) || add_member(&t.f[1], &m))
 			goto out;
 		if (vms[i].vm_st &&
 		    collect_file(&t, &vms[i], NULL, vms[i].vm_st, o->groups, res))

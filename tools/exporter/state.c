@@ -168,6 +168,27 @@ static int rescan(struct exporter *e)
 	return ret;
 }
 
+/*
+ * QEMU without the module (discover.h, VM_UNAVAILABLE): not an error,
+ * said once per VM.
+ */
+static void note_unavailable(struct exporter *e, struct vm_entry *v)
+{
+	int k, vcpus = 0;
+
+	if (v->noted || !v->p.vm_unavailable || v->p.err[0])
+		return;
+	for (k = 0; k < v->p.nr_vcpus; k++)
+		vcpus += v->p.vcpus[k].open;
+	if (e->opts.vcpu && !vcpus)
+		return;		/* nothing read at all: an error, reported */
+	fprintf(stderr, "kvm-statsfd-exporter: note: pid %s: %s; %s (kvm_vm_stats_available 0)\n",
+		v->pid, VM_UNAVAILABLE,
+		e->opts.vcpu ? "its vCPUs' stats are exported from the stats fds the VMM keeps" :
+		"no VM-wide series of it are exported: --vcpu exports its vCPUs' stats where the VMM keeps stats fds (QEMU 8.1 and later)");
+	v->noted = 1;
+}
+
 static void report(struct vm_entry *v)
 {
 	if (v->reported || !v->p.err[0])
@@ -277,6 +298,7 @@ int exporter_scrape(struct exporter *e, FILE *f)
 				e->errors++;
 				report(v);
 			}
+			note_unavailable(e, v);
 			v->p.err[0] = '\0';
 		}
 		refresh_one(e, v, &v->p.vm, &v->p.vm_open, "VM");

@@ -17,6 +17,7 @@ struct vm_entry {
 	char pid[16];		/* label value */
 	struct vm_identity id;	/* the "vm" label and kvm_vm_info's */
 	int reported;		/* p.err already printed */
+	int noted;		/* p.vm_unavailable already said */
 };
 
 struct exporter {

@@ -24,6 +24,8 @@ struct opts {
 struct vm_proc;
 /* Discovery with error reporting; -1 on error (already printed). */
 int find_vms(const struct opts *o, struct vm_proc **vms);
+/* The stderr note for a VM whose own stats are unavailable (discover.h). */
+void note_vm_unavailable(const struct vm_proc *p);
 
 int cmd_list(const struct opts *o);
 int cmd_show(const struct opts *o);

@@ -512,6 +512,8 @@ static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
 	int fd, ret;
 
 	fd = get_stats_fd(p, fdnum, stats_fdnum, vcpu);
+	if (fd == -EIO && !vcpu)
+		return fd;	/* vm_unavailable: vm_open_stats() judges it */
 	if (fd < 0) {
 		set_err(p, "pid %d %s: %s", (int)p->pid, what, explain(fd));
 		return fd;
@@ -528,7 +530,7 @@ static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
 int vm_open_stats(struct vm_proc *p, int only_vcpu)
 {
 	char what[32];
-	int i, ret, first = 0;
+	int i, ret, first = 0, vcpus_open = 0;
 
 	if (p->pidfd < 0)
 		p->pidfd = sys_pidfd_open(p->pid);
@@ -542,20 +544,35 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 	    (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
 		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM", 0);
 		p->vm_open = !ret;
-		first = ret;
+		/* Judged below, once the vCPUs' outcome is known. */
+		p->vm_unavailable = ret == -EIO;
+		if (ret != -EIO)
+			first = ret;
 	}
 	for (i = 0; i < p->nr_vcpus; i++) {
 		struct vcpu_ref *v = &p->vcpus[i];
 
 		if (only_vcpu == VM_STATS_ONLY)
 			break;
-		if ((only_vcpu >= 0 && v->id != only_vcpu) || v->open)
+		if ((only_vcpu >= 0 && v->id != only_vcpu) || v->open) {
+			vcpus_open += v->open;
 			continue;
+		}
 		snprintf(what, sizeof(what), "vCPU %d", v->id);
 		ret = open_one(p, v->fdnum, v->stats_fdnum, &v->st, what, 1);
 		v->open = !ret;
+		vcpus_open += v->open;
 		if (!first)
 			first = ret;
+	}
+	/*
+	 * The VM refused with nothing to borrow and no vCPU read either
+	 * (a VMM that keeps no stats fds, QEMU 7.2): that is the failure.
+	 */
+	if (p->vm_unavailable && !first && !vcpus_open &&
+	    only_vcpu != VM_STATS_ONLY) {
+		set_err(p, "pid %d VM: %s", (int)p->pid, explain(-EIO));
+		first = -EIO;
 	}
 	return first;
 }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "kvmstats.h"
+#include "kvm_statsfd/stats_dev.h"
 
 /* A vCPU seen in a VMM process: its fd numbers in that process. */
 struct vcpu_ref {
@@ -30,6 +31,7 @@ struct vm_proc {
 	struct vcpu_ref *vcpus;	/* sorted by id */
 	struct kvmstats vm;
 	int vm_open;
+	int vm_unavailable;	/* the VM's own stats: see VM_UNAVAILABLE */
 	int pidfd;		/* opened before /proc/PID/fd is read */
 	char err[256];		/* first error while opening stats */
 };
@@ -54,6 +56,18 @@ extern unsigned int discover_denied;
 int vm_open_stats(struct vm_proc *p, int only_vcpu);
 /* only_vcpu for vm_open_stats(): the VM's stats only, no vCPU's. */
 #define VM_STATS_ONLY	(-2)
+
+/*
+ * Why p->vm_unavailable is set: KVM refused the VM's stats fd to us (EIO),
+ * there is no kvm_statsfd.ko to ask, and the VMM keeps no VM stats fd to
+ * borrow.  That is any QEMU without the module: 8.1 and later keep a stats
+ * fd per vCPU only, 7.2 none.  vm_open_stats() does not count it as a
+ * failure when any vCPU's stats opened (or with VM_STATS_ONLY, where no
+ * vCPU is tried): the vCPUs' stats are there, and KVM's VM-wide stats
+ * (remote_tlb_flush, mmu_*, pages_*) are no sum of theirs, so there is
+ * nothing to put in their place.  Callers say so with this text.
+ */
+#define VM_UNAVAILABLE	"the VM's own stats are unavailable: KVM refuses KVM_GET_STATS_FD from outside the VMM process (EIO), the VMM keeps no VM stats fd to borrow (QEMU keeps none: 8.1 and later keep one per vCPU only) and there is no " KVM_STATSFD_DEV_PATH " (load kvm_statsfd.ko)"
 
 /*
  * Whether fd is a KVM stats fd: /proc/self/fd/FD reads

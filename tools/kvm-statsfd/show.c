@@ -103,6 +103,27 @@ int cmd_list(const struct opts *o)
 	return EXIT_OK;
 }
 
+static int any_vcpu_open(const struct vm_proc *p)
+{
+	int i;
+
+	for (i = 0; i < p->nr_vcpus; i++)
+		if (p->vcpus[i].open)
+			return 1;
+	return 0;
+}
+
+/*
+ * QEMU without the module: the vCPUs' stats were borrowed, the VM's could
+ * not be had (VM_UNAVAILABLE).  Not a failure, but said on stderr.
+ */
+void note_vm_unavailable(const struct vm_proc *p)
+{
+	if (p->vm_unavailable && any_vcpu_open(p))
+		fprintf(stderr, "kvm-statsfd: note: pid %d: %s; the vCPUs' stats are read from the stats fds the VMM keeps\n",
+			(int)p->pid, VM_UNAVAILABLE);
+}
+
 static void show_human(const struct vm_proc *p, const struct opts *o)
 {
 	char buf[512];
@@ -120,6 +141,8 @@ static void show_human(const struct vm_proc *p, const struct opts *o)
 		       p->nr_vm_fds);
 	if (p->vm_open && o->vcpu < 0)
 		out_stats_human(stdout, &p->vm, "  ");
+	else if (p->vm_unavailable && o->vcpu < 0)
+		printf("  VM-wide stats: unavailable (KVM refuses them to other processes and the VMM keeps no VM stats fd; load kvm_statsfd.ko)\n");
 	for (i = 0; i < p->nr_vcpus; i++) {
 		const struct vcpu_ref *v = &p->vcpus[i];
 
@@ -144,6 +167,8 @@ static void show_json_vm(struct json *j, const struct vm_proc *p,
 		out_stats_json(j, &p->vm);
 	else
 		json_null(j);
+	json_key(j, "vm_unavailable");
+	json_str(j, p->vm_unavailable && o->vcpu < 0 ? VM_UNAVAILABLE : NULL);
 	json_key(j, "vcpus");
 	json_arr_begin(j);
 	for (i = 0; i < p->nr_vcpus; i++) {
@@ -224,6 +249,7 @@ int cmd_show(const struct opts *o)
 			snprintf(vms[i].err, sizeof(vms[i].err),
 				 "pid %d has no vCPU %d", (int)vms[i].pid, o->vcpu);
 		} else if (!vm_open_stats(&vms[i], o->vcpu)) {
+			note_vm_unavailable(&vms[i]);
 			continue;
 		}
 		fprintf(stderr, "kvm-statsfd: %s\n", vms[i].err);

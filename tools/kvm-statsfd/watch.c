@@ -684,6 +684,8 @@ int cmd_watch(const struct opts *o)
 		}
 		if (!o->file && vm_open_stats(&vms[ready], -1))
 			fprintf(stderr, "kvm-statsfd: %s\n", vms[ready].err);
+		else if (!o->file)
+			note_vm_unavailable(&vms[ready]);
 		opened += any_open(&vms[ready]);
 		if (setup(&ws.w[ws.n], &vms[ready]))
 			break;
