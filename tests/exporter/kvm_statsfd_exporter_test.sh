@@ -9,8 +9,11 @@
 #
 #  1. --help, usage errors exit 2, a second exporter on a busy port exits 1,
 #     unknown paths are 404;
-#  2. without the module (if it can be unloaded): a VMM holding its own
-#     stats fds (--stats-fds) is exported through them, native stats only;
+#  2. without the module (if it can be unloaded): a VMM like QEMU 8.1
+#     (demo-vm --like-qemu 8.1: a stats fd kept per vCPU, none for the VM)
+#     has its vCPUs exported through the fds it keeps, native stats only,
+#     and kvm_vm_stats_available 0 with a note on stderr; one like QEMU 7.2
+#     (none kept) has nothing exported, the EIO message and one error;
 #  3. with the module: a VM started after the exporter shows up on the next
 #     scrape with pid/name/vcpu labels; values agree with
 #     `kvm-statsfd show --json` read between two scrapes; histograms have
@@ -196,41 +199,103 @@ r=$(st "$EXP" --listen 127.0.0.1:70000); ok $((r != 2)) "usage: bad port exits 2
 r=$(st "$EXP" extra); ok $((r != 2)) "usage: stray argument exits 2" "got $r"
 
 # --- 2. without the module -------------------------------------------------
+# demo-vm --like-qemu keeps the stats fds that QEMU keeps (demo_vm.c): 8.1
+# and later one per vCPU and none for the VM, 7.2 none.
 if grep -q '^kvm_statsfd ' /proc/modules; then
 	rmmod kvm_statsfd 2>/dev/null
 fi
 # Has the kernel binary stats of its own (KVM_CAP_BINARY_STATS_FD, 203)?
 # Debian 11's 5.10 has none: the exporter can only say it has no stats.
 native=$(ks-kvm-cap 203 2>/dev/null | cut -d' ' -f1)
+NATIVE_CASES="native, like QEMU 8.1: each vCPU's stats exported from its borrowed stats fd, no module stats
+native, like QEMU 8.1: the VM's own stats reported unavailable (kvm_vm_stats_available 0, no VM stat series)
+native, like QEMU 8.1: a note on stderr says why, no error counted
+native, like QEMU 7.2: nothing to borrow: no stats exported, the EIO message on stderr, one error counted"
+# native_cases skip|fail DETAIL: every case of this section, one outcome
+# (a here-document, not a pipe: ok and skip count in this shell).
+native_cases() {
+	while IFS= read -r t; do
+		if [ "$1" = skip ]; then skip "$t" "$2"; else ok 1 "$t" "$2"; fi
+	done <<EOF
+$NATIVE_CASES
+EOF
+}
+# vm_series FILE VM: the VM's kvm_vm_* samples but kvm_vm_info and
+# kvm_vm_stats_available, i.e. the VM's own stats.
+vm_series() {
+	grep "^kvm_vm_.*{vm=\"$2\"" "$1" | grep -v '^kvm_vm_info{\|^kvm_vm_stats_available{'
+}
 if grep -q '^kvm_statsfd ' /proc/modules; then
-	skip "native: borrowed stats fds exported" "kvm_statsfd is loaded and cannot be unloaded"
+	native_cases skip "kvm_statsfd is loaded and cannot be unloaded"
 elif ! start_exporter "$T/exp-native.err"; then
-	ok 1 "native: exporter started"
+	native_cases fail "exporter did not start"
 elif [ "$native" = 0 ]; then
-	if start_vm "$T/vm-native.log" -name guest=native -t 60; then
+	# Nothing to read with either, and demo-vm, like QEMU, goes on
+	# without the stats fds the kernel does not give.
+	vm81='' vm72=''
+	start_vm "$T/vm-native.log" -name guest=native -t 60 --like-qemu 8.1 && vm81=$vm
+	start_vm "$T/vm-native2.log" -name guest=native72 -t 60 && vm72=$vm
+	if [ -n "$vm81" ] && [ -n "$vm72" ]; then
 		sleep 0.5
 		scrape "$T/native"; r=$?
-		grep -q "^kvm_vcpu_exits_total" "$T/native"; g=$?
+		grep -q "^kvm_vcpu_" "$T/native"; g=$?
 		ok $((r != 0 || g == 0)) \
-			"native: no binary stats in this kernel: the scrape answers, with no VM stats" \
+			"native: no binary stats in this kernel: the scrape answers, with no vCPU stats (like QEMU 8.1 and 7.2)" \
 			"wget $r" "$(cat "$T/exp-native.err")"
-		stop_bg "$vm"
+		[ "$(val "$T/native" "kvm_vm_stats_available{vm=\"root/native\"}")" = 0 ] &&
+			[ "$(val "$T/native" "kvm_vm_stats_available{vm=\"root/native72\"}")" = 0 ] &&
+			[ -z "$(vm_series "$T/native" root/native)" ]
+		ok $? "native: no binary stats in this kernel: kvm_vm_stats_available 0, no VM stat series" \
+			"$(grep '^kvm_vm_' "$T/native" | head -n 5)"
+		grep -q "pid $vm81 vCPU 0: .*(EIO)" "$T/exp-native.err" &&
+			grep -q "pid $vm72 vCPU 0: .*(EIO)" "$T/exp-native.err"
+		ok $? "native: no binary stats in this kernel: the EIO message on stderr for each VMM" \
+			"$(cat "$T/exp-native.err")"
+		[ "$(val "$T/native" kvm_exporter_errors_total)" = 2 ]
+		ok $? "native: no binary stats in this kernel: one error counted per VMM" \
+			"$(grep '^kvm_exporter_errors_total' "$T/native")"
 	else
-		ok 1 "native: no binary stats in this kernel" "demo-vm did not start"
+		native_cases fail "demo-vm did not start"
 	fi
+	for p in $vm81 $vm72; do stop_bg "$p"; done
 	stop_bg "$exp"
 else
-	if start_vm "$T/vm-native.log" -name guest=native -t 60 --stats-fds; then
+	if start_vm "$T/vm-native.log" -name guest=native -t 60 --like-qemu 8.1; then
 		sleep 0.5
 		scrape "$T/native"; r=$?
-		e=$(val "$T/native" "kvm_vcpu_exits_total{vm=\"root/native\",vcpu=\"0\"}")
+		e0=$(val "$T/native" "kvm_vcpu_exits_total{vm=\"root/native\",vcpu=\"0\"}")
+		e1=$(val "$T/native" "kvm_vcpu_exits_total{vm=\"root/native\",vcpu=\"1\"}")
 		grep -q "^kvm_vcpu_exits_by_reason_total" "$T/native"; g=$?
-		ok $((r != 0 || ${e:-0} <= 0 || g == 0)) \
-			"native: borrowed stats fds exported (exits > 0, no module stats)" \
-			"wget $r, exits '$e'" "$(cat "$T/exp-native.err")"
+		ok $((r != 0 || ${e0:-0} <= 0 || ${e1:-0} <= 0 || g == 0)) \
+			"native, like QEMU 8.1: each vCPU's stats exported from its borrowed stats fd, no module stats" \
+			"wget $r, exits '$e0' '$e1'" "$(cat "$T/exp-native.err")"
+		[ "$(val "$T/native" "kvm_vm_stats_available{vm=\"root/native\"}")" = 0 ] &&
+			[ -z "$(vm_series "$T/native" root/native)" ]
+		ok $? "native, like QEMU 8.1: the VM's own stats reported unavailable (kvm_vm_stats_available 0, no VM stat series)" \
+			"$(grep '^kvm_vm_' "$T/native" | head -n 5)"
+		grep -q "note: pid $vm: the VM's own stats are unavailable: .*(EIO).*QEMU.*kvm_statsfd.ko.*exported from the stats fds the VMM keeps" "$T/exp-native.err" &&
+			[ "$(val "$T/native" kvm_exporter_errors_total)" = 0 ]
+		ok $? "native, like QEMU 8.1: a note on stderr says why, no error counted" \
+			"$(cat "$T/exp-native.err")" "$(grep '^kvm_exporter_errors_total' "$T/native")"
 		stop_bg "$vm"
 	else
-		ok 1 "native: borrowed stats fds exported" "demo-vm did not start"
+		for t in 1 2 3; do ok 1 "native, like QEMU 8.1 ($t)" "demo-vm did not start"; done
+	fi
+	if start_vm "$T/vm-native2.log" -name guest=native72 -t 60 --like-qemu 7.2; then
+		sleep 0.5
+		scrape "$T/native72"; r=$?
+		grep -q "^kvm_vcpu_.*{vm=\"root/native72\"" "$T/native72"; g=$?
+		a=$(val "$T/native72" "kvm_vm_stats_available{vm=\"root/native72\"}")
+		grep -q "pid $vm vCPU 0: KVM refused KVM_GET_STATS_FD from outside the VMM process (EIO)" "$T/exp-native.err" &&
+			[ "$(val "$T/native72" kvm_exporter_errors_total)" = 1 ] &&
+			[ -z "$(vm_series "$T/native72" root/native72)" ] && [ "$a" = 0 ] && [ $g != 0 ]
+		ok $((r != 0 || $? != 0)) \
+			"native, like QEMU 7.2: nothing to borrow: no stats exported, the EIO message on stderr, one error counted" \
+			"wget $r, vCPU series $((!g)), kvm_vm_stats_available '$a'" \
+			"$(grep '^kvm_exporter_errors_total' "$T/native72")" "$(cat "$T/exp-native.err")"
+		stop_bg "$vm"
+	else
+		ok 1 "native, like QEMU 7.2: nothing to borrow" "demo-vm did not start"
 	fi
 	stop_bg "$exp"
 fi
@@ -262,7 +327,10 @@ ok $? "no VM: kvm_exporter_vms 0" "$(grep -v '^#' "$T/m0" | head -n 5)"
 
 # The test stops this VM itself; -t is only a backstop (the debug kernel
 # under TCG took over 60 s to get from here to the stopped-VM checks).
-start_vm "$T/vm.log" -name guest=exptest -t 600; ok $? "demo-vm with 2 vCPUs started"
+# Like QEMU 8.1: the VMM keeps vCPU stats fds the exporter could borrow;
+# the module's fresh ones are what it must take (the VM's are only there).
+start_vm "$T/vm.log" -name guest=exptest -t 600 --like-qemu 8.1
+ok $? "demo-vm with 2 vCPUs started (like QEMU 8.1)"
 sleep 1
 # On PREEMPT_RT the module counts a vCPU only from its first stats fd
 # (Documentation/design.rst): let one scrape open them, then run on.
@@ -290,6 +358,9 @@ L="vm=\"root/exptest\""
 I="$L,uuid=\"\",source=\"qemu\",pid=\"$vm\",comm=\"demo-vm\""
 [ "$(val "$T/m1" "kvm_vm_info{$I}")" = 1 ]
 ok $? "kvm_vm_info{$I} 1" "$(grep '^kvm_vm_info' "$T/m1")"
+[ "$(val "$T/m1" "kvm_vm_stats_available{$L}")" = 1 ] && ! grep -q 'note: pid' "$T/exp.err"
+ok $? "kvm_vm_stats_available{$L} 1: the VM's own stats, through the module, no note" \
+	"$(grep '^kvm_vm_stats_available' "$T/m1")" "$(cat "$T/exp.err")"
 ! grep -v '^kvm_vm_info' "$T/m1" | grep -q 'pid="'
 ok $? "no pid label outside kvm_vm_info" "$(grep -v '^kvm_vm_info' "$T/m1" | grep 'pid="' | head -n 3)"
 a0=$(val "$T/m1" "kvm_vcpu_exits_total{$L,vcpu=\"0\"}")
