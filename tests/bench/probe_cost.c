@@ -11,14 +11,22 @@
  * elsewhere they are cycles.  The vCPU never runs: under -icount a nested
  * VM does not make progress, and the probes need none.
  *
+ * Each load is measured on every exit path of paths[]: the exit state the
+ * driver gives the vCPU (an external interrupt, the plain exit; an IN, a
+ * WRMSR, a HLT), with the module's per-CPU vCPU cache hit, and the plain
+ * and I/O exits again with it missed (the driver alternates two vCPUs of
+ * the VM, as when another vCPU ran on this CPU since).
+ *
  * usage:
  *   probe_cost [ITERATIONS]
  *	every load of kvm_statsfd.ko in configs[] (its stats= groups), one
- *	"bench: probe_cost" line each;
+ *	"bench: probe_cost" line per path each;
  *   probe_cost --budget FILE [ITERATIONS]
- *	the regression gate: TAP, one case per line "STATS_CONFIG MAX" of
- *	FILE (tests/bench/exit-cost-budget; # starts a comment), failed if
- *	the instructions per exit exceed MAX or two consecutive runs differ;
+ *	the regression gate: TAP, one case per line "STATS_CONFIG MAX
+ *	[MISS_MAX]" of FILE (tests/bench/exit-cost-budget; # starts a
+ *	comment) and path, failed if the instructions per exit exceed MAX
+ *	(MISS_MAX, if given, on the cache-miss paths) or two consecutive
+ *	runs differ;
  *   probe_cost --without-module LABEL [ITERATIONS]
  *	kvm_statsfd.ko unloaded: whatever else is attached to the
  *	tracepoints (bpftrace, or nothing) is measured, one
@@ -61,6 +69,22 @@
 #endif
 
 enum { P_EXIT_ENTRY, P_EXIT, P_ENTRY, P_PLAIN, P_NR };
+
+/* The exit paths measured: the driver's PATH, and a cache miss or not. */
+struct path {
+	const char *name;	/* as printed */
+	const char *driver;	/* the driver's PATH */
+	int miss;
+};
+
+static const struct path paths[] = {
+	{ "intr", "intr", 0 }, { "io", "io", 0 }, { "msr", "msr", 0 },
+	{ "hlt", "hlt", 0 }, { "intr-miss", "intr", 1 },
+	{ "io-miss", "io", 1 },
+};
+
+/* The vCPUs driven: [1] for the cache misses. */
+static int vcpu_fds[2];
 
 /* One run of the driver. */
 struct run {
@@ -165,7 +189,8 @@ static int unload_driver(void)
 	return 0;
 }
 
-static int measure(int vcpu_fd, unsigned long long iters, struct run *run)
+static int measure(const struct path *p, unsigned long long iters,
+		   struct run *run)
 {
 	unsigned long long r[6];
 	char buf[200];
@@ -173,7 +198,8 @@ static int measure(int vcpu_fd, unsigned long long iters, struct run *run)
 	int i;
 
 	f = fopen(COST, "w");
-	if (!f || fprintf(f, "%d %llu\n", vcpu_fd, iters) < 0 || fclose(f))
+	if (!f || fprintf(f, "%d %llu %s %d\n", vcpu_fds[0], iters, p->driver,
+			  p->miss ? vcpu_fds[1] : -1) < 0 || fclose(f))
 		return -errno;
 	f = fopen(COST, "r");
 	if (!f)
@@ -206,11 +232,12 @@ static double per_exit(const struct run *run, int what)
 }
 
 /* A first pass makes the vCPU's state and warms the caches. */
-static int measure_warm(int vcpu_fd, unsigned long long iters, struct run *run)
+static int measure_warm(const struct path *p, unsigned long long iters,
+			struct run *run)
 {
-	int ret = measure(vcpu_fd, WARMUP, run);
+	int ret = measure(p, WARMUP, run);
 
-	return ret ? ret : measure(vcpu_fd, iters, run);
+	return ret ? ret : measure(p, iters, run);
 }
 
 static int unload_module(void)
@@ -259,23 +286,27 @@ static const char *const configs[] = {
 	"io_msr", "userspace_exits", "latency", "class_latency", "guest_time",
 };
 
-static int free_running(int vcpu_fd, unsigned long long iters)
+static int free_running(unsigned long long iters)
 {
-	char what[160];
+	char what[200];
 	struct run run;
-	size_t c;
+	size_t c, p;
 	int ret;
 
 	for (c = 0; c < ARRAY_SIZE(configs); c++) {
 		if (reload_module(configs[c]))
 			return 1;
-		ret = measure_warm(vcpu_fd, iters, &run);
-		if (ret) {
-			fprintf(stderr, "probe_cost: %s: %s\n", COST, strerror(-ret));
-			return 1;
+		for (p = 0; p < ARRAY_SIZE(paths); p++) {
+			ret = measure_warm(&paths[p], iters, &run);
+			if (ret) {
+				fprintf(stderr, "probe_cost: %s: %s: %s\n", COST,
+					paths[p].name, strerror(-ret));
+				return 1;
+			}
+			snprintf(what, sizeof(what), "stats=%s path=%s",
+				 configs[c], paths[p].name);
+			print_run("probe_cost", what, &run);
 		}
-		snprintf(what, sizeof(what), "stats=%s", configs[c]);
-		print_run("probe_cost", what, &run);
 		if (!c)
 			printf("bench: memory vm_bytes=%ld vcpu_bytes=%ld stats_fd_bytes=%ld\n",
 			       read_long("/sys/module/kvm_statsfd/objects/vm_bytes"),
@@ -288,48 +319,64 @@ static int free_running(int vcpu_fd, unsigned long long iters)
 }
 
 /* One budget case: "ok" when two runs agree and are within @max. */
-static int budget_case(int n, int vcpu_fd, const char *config, double max,
-		       unsigned long long iters)
+static int budget_case(int n, const struct path *p, const char *config,
+		       double max, unsigned long long iters)
 {
 	struct run a, b;
 	double got;
 	int ret;
 
-	if (reload_module(config)) {
-		printf("not ok %d - stats=%s: cannot load the module\n", n, config);
-		return 1;
-	}
-	ret = measure_warm(vcpu_fd, iters, &a);
+	ret = measure_warm(p, iters, &a);
 	if (!ret)
-		ret = measure(vcpu_fd, iters, &b);
+		ret = measure(p, iters, &b);
 	if (ret) {
-		printf("not ok %d - stats=%s: %s: %s\n", n, config, COST,
-		       strerror(-ret));
+		printf("not ok %d - stats=%s %s exit: %s: %s\n", n, config,
+		       p->name, COST, strerror(-ret));
 		return 1;
 	}
 	/* Judged as printed, to 0.1. */
 	got = round(per_exit(&a, P_EXIT_ENTRY) * 10) / 10;
-	printf("# stats=%s: %llu and %llu instructions for %llu exits", config,
-	       a.ticks[P_EXIT_ENTRY], b.ticks[P_EXIT_ENTRY], iters);
+	printf("# stats=%s %s exit: %llu and %llu instructions for %llu exits",
+	       config, p->name, a.ticks[P_EXIT_ENTRY], b.ticks[P_EXIT_ENTRY],
+	       iters);
 	printf(" (exit probe %.1f, entry probe %.1f)\n",
 	       per_exit(&a, P_EXIT), per_exit(&a, P_ENTRY));
 	if (a.ticks[P_EXIT_ENTRY] != b.ticks[P_EXIT_ENTRY]) {
-		printf("not ok %d - stats=%s: %.1f then %.1f instructions per exit",
-		       n, config, got, per_exit(&b, P_EXIT_ENTRY));
+		printf("not ok %d - stats=%s %s exit: %.1f then %.1f instructions per exit",
+		       n, config, p->name, got, per_exit(&b, P_EXIT_ENTRY));
 		printf(" (budget %g): two runs differ (not under -icount?)\n", max);
 		return 1;
 	}
 	ret = got <= max;
-	printf("%sok %d - stats=%s: %.1f instructions per exit (budget %g)\n",
-	       ret ? "" : "not ", n, config, got, max);
+	printf("%sok %d - stats=%s %s exit: %.1f instructions per exit (budget %g)\n",
+	       ret ? "" : "not ", n, config, p->name, got, max);
 	return !ret;
 }
 
-static int run_budget(int vcpu_fd, const char *file, unsigned long long iters)
+/* Every path of one budget line: the module loaded once for them. */
+static int budget_config(int *n, const char *config, double max,
+			 double miss_max, unsigned long long iters)
+{
+	int failed = 0;
+	size_t p;
+
+	if (reload_module(config)) {
+		for (p = 0; p < ARRAY_SIZE(paths); p++)
+			printf("not ok %d - stats=%s %s exit: cannot load the module\n",
+			       ++*n, config, paths[p].name);
+		return ARRAY_SIZE(paths);
+	}
+	for (p = 0; p < ARRAY_SIZE(paths); p++)
+		failed += budget_case(++*n, &paths[p], config,
+				      paths[p].miss ? miss_max : max, iters);
+	return failed;
+}
+
+static int run_budget(const char *file, unsigned long long iters)
 {
 	char line[256], config[160];
 	int n = 0, failed = 0, lineno = 0;
-	double max;
+	double max, miss_max;
 	FILE *f;
 
 	f = fopen(file, "r");
@@ -343,7 +390,7 @@ static int run_budget(int vcpu_fd, const char *file, unsigned long long iters)
 		if (sscanf(line, " %159s", config) != 1 || config[0] == '#')
 			continue;
 		if (sscanf(line, " %159s %lf", config, &max) != 2 || max <= 0) {
-			fprintf(stderr, "probe_cost: %s:%d: not \"STATS_CONFIG MAX\"\n",
+			fprintf(stderr, "probe_cost: %s:%d: not \"STATS_CONFIG MAX [MISS_MAX]\"\n",
 				file, lineno);
 			fclose(f);
 			return 1;
@@ -355,7 +402,7 @@ static int run_budget(int vcpu_fd, const char *file, unsigned long long iters)
 		fclose(f);
 		return 1;
 	}
-	printf("1..%d\n", n);
+	printf("1..%zu\n", n * ARRAY_SIZE(paths));
 	printf("# instructions per VM exit (kvm_exit + kvm_entry), %llu exits a run\n",
 	       iters);
 	rewind(f);
@@ -364,14 +411,15 @@ static int run_budget(int vcpu_fd, const char *file, unsigned long long iters)
 		if (sscanf(line, " %159s %lf", config, &max) != 2 ||
 		    config[0] == '#')
 			continue;
-		failed += budget_case(++n, vcpu_fd, config, max, iters);
+		if (sscanf(line, " %*s %*f %lf", &miss_max) != 1)
+			miss_max = max;
+		failed += budget_config(&n, config, max, miss_max, iters);
 	}
 	fclose(f);
 	return failed ? 1 : 0;
 }
 
-static int without_module(int vcpu_fd, const char *label,
-			  unsigned long long iters)
+static int without_module(const char *label, unsigned long long iters)
 {
 	char what[160];
 	struct run run;
@@ -379,7 +427,7 @@ static int without_module(int vcpu_fd, const char *label,
 
 	if (unload_module())
 		return 1;
-	ret = measure_warm(vcpu_fd, iters, &run);
+	ret = measure_warm(&paths[0], iters, &run);
 	if (ret) {
 		fprintf(stderr, "probe_cost: %s: %s\n", COST, strerror(-ret));
 		return 1;
@@ -433,19 +481,22 @@ int main(int argc, char **argv)
 			strerror(-ret));
 		return 1;
 	}
-	ret = ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 1);
+	/* Two vCPUs: the second for the cache misses. */
+	ret = ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 2);
 	if (ret) {
 		fprintf(stderr, "probe_cost: cannot create a VM: %s\n", strerror(-ret));
 		return 1;
 	}
 	if (!getenv("PROBE_COST_KEEP_CPUS") && other_cpus_offline())
 		printf("# probe_cost: other CPUs online: their instructions may be counted\n");
+	vcpu_fds[0] = vm.vcpu[0].fd;
+	vcpu_fds[1] = vm.vcpu[1].fd;
 	if (!mode)
-		ret = free_running(vm.vcpu[0].fd, iters);
+		ret = free_running(iters);
 	else if (!strcmp(mode, "--budget"))
-		ret = run_budget(vm.vcpu[0].fd, arg, iters);
+		ret = run_budget(arg, iters);
 	else
-		ret = without_module(vm.vcpu[0].fd, arg, iters);
+		ret = without_module(arg, iters);
 	other_cpus_online();
 	ks_vm_destroy(&vm);
 	if (ks_module_restore(&mod)) {

@@ -60,6 +60,20 @@ fi
 mkdir -p "$gate/gate-vmx/etc/kvm-statsfd"
 cp "$TOP/tests/bench/exit-cost-budget-vmx" \
 	"$gate/gate-vmx/etc/kvm-statsfd/exit-cost-budget"
+# On the host, from the binaries (tests/bench/dispatch-count): the driver
+# dispatches kvm_exit and kvm_entry in as many instructions as this
+# kernel's kvm-intel.ko and kvm-amd.ko, and the exit path has no fence or
+# atomic read-modify-write (details in OUTDIR/dispatch-count.txt).
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) lane_tap 1 "${line#ok - }" ;;
+	"not ok - "*) lane_tap 0 "${line#not ok - }" ;;
+	*) echo "$line" >> "$out/dispatch-count.txt" ;;
+	esac
+done < <("$TOP/tests/bench/dispatch-count" --gate \
+	"$root/lib/modules/$rel/kernel/arch/x86/kvm" "$mod/kvm_statsfd.ko" \
+	"$drv/ks_probe_driver.ko" 2>&1 || echo "not ok - dispatch-count --gate failed")
+
 # One initramfs with the tests, one with only the WARN module (its boots
 # need nothing else, and a small initramfs boots ~15 s faster).  The tests
 # are those tests/vm/manifest runs on "6.12-vmx": what the vendor changes.

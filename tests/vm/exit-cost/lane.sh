@@ -9,7 +9,11 @@
 # have, so that the module takes its TSC clock; the test-only probe driver
 # (tests/bench/probe_driver) dispatches kvm_exit and kvm_entry as KVM does
 # on a loaded vCPU, and probe_cost --budget (tests/bench/exit-cost-gate)
-# prints one TAP case per stats= configuration.  A nested VM makes no
+# prints one TAP case per stats= configuration and exit path (plain, I/O,
+# MSR, HLT; the per-CPU vCPU cache hit and missed).  Before the boot, on
+# the host: the driver's dispatch counts as many instructions as the
+# shipped kvm-amd.ko's and kvm-intel.ko's, and the exit path has no fence
+# or atomic (tests/bench/dispatch-count).  A nested VM makes no
 # progress under -icount, and none is run: the count is the module's work
 # per exit, not a timing.
 #
@@ -22,6 +26,20 @@ set -uo pipefail
 
 out=$1
 LABEL="[exit-cost]"
+
+# exit_path_binaries MODULE_KO DRIVER_KO: tests/bench/dispatch-count --gate
+# against the vendor modules of $root, one lane case per line it judges.
+exit_path_binaries() {
+	local line kvm="$root/lib/modules/$rel/kernel/arch/x86/kvm"
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) lane_tap 1 "${line#ok - }" ;;
+		"not ok - "*) lane_tap 0 "${line#not ok - }" ;;
+		*) echo "$line" >> "$out/dispatch-count.txt" ;;
+		esac
+	done < <("$TOP/tests/bench/dispatch-count" --gate "$kvm" "$1" "$2" 2>&1 ||
+		echo "not ok - dispatch-count --gate failed")
+}
 lane_start "$out" "$LABEL"
 
 k=$(SERIES=6.12 test_kernels | awk '$1 == "6.12"')
@@ -45,6 +63,12 @@ if ! build_module "$rel" "$root" "$drv" ||
 	lane_tap 0 "module, probe driver and probe_cost build for $rel"
 	lane_finish
 fi
+
+# On the host, from the binaries: the driver dispatches kvm_exit and
+# kvm_entry in as many instructions as the vendor modules of this kernel
+# (tests/bench/dispatch-count), and the exit path holds no fence or atomic
+# read-modify-write (details in OUTDIR/dispatch-count.txt).
+exit_path_binaries "$mod/kvm_statsfd.ko" "$drv/ks_probe_driver.ko"
 
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
