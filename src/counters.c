@@ -398,6 +398,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 		return NULL;
 	kv->vcpu = vcpu;
 	kv->kvm = vcpu->kvm;
+	kv->svm_vmcb = ks_svm_vmcb_ok(vcpu);
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
 	if (old) {
 		/* Lost a race, or no memory for the xarray node. */

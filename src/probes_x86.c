@@ -148,7 +148,8 @@ static __always_inline void ks_exit_handled(unsigned long set,
 					    struct ks_vcpu *kv, u64 now)
 {
 	u64 lat = ks_ns(set, now, kv->exit_ts);
-	u32 cls = kv->exit_class, b = ks_log_bucket(lat);
+	/* Whole registers: no zero extension to index with them. */
+	unsigned long cls = kv->exit_class, b = ks_log_bucket(lat);
 
 	kv->exit_ts = 0;
 	if (ks_on(set, KS_GRP_CLASS_LATENCY) && cls < KS_NR_CLASSES) {
@@ -205,22 +206,76 @@ static __always_inline unsigned long ks_vmread(unsigned long field)
 	return value;
 }
 
-/* An I/O or MSR exit (@cls, VMX exit @reason): count it by direction. */
-static __always_inline void ks_count_dir(unsigned long set,
-					 struct ks_vcpu *kv, u32 cls,
-					 u32 reason, bool direct)
+/*
+ * The SVM exit state straight from the VMCB, rather than through the
+ * vendor's get_exit_info(), which costs about 25 instructions (its call
+ * with six arguments, kvm.ko's static call trampoline, and the copy of
+ * five fields of which the probes use two): the exit code, and
+ * exit_info_1 for an I/O or MSR exit.  svm_get_exit_info() reads them
+ * from to_svm(vcpu)->vmcb, the VMCB the vCPU has just run (vmcb01, or a
+ * nested guest's vmcb02), and so do the probes.
+ *
+ * struct vcpu_svm is kvm_amd's own (arch/x86/kvm/svm/svm.h), but its head
+ * has not changed since 5.10: the struct kvm_vcpu, then that vmcb
+ * pointer, then vmcb01 { ptr, pa, ... } on 5.13 and later, vmcb_pa on
+ * 5.10.  ks_svm_vmcb_ok() checks the head of each vCPU when its state is
+ * made (page-aligned VMCBs in the direct map, a physical address that
+ * matches), and only a vCPU that passed is read so; any other goes
+ * through get_exit_info() as before.
+ */
+static __always_inline struct vmcb **ks_svm_vmcb_slot(struct kvm_vcpu *vcpu)
 {
-	u32 bit;
+	return (void *)vcpu + ALIGN(sizeof(*vcpu), sizeof(void *));
+}
+
+static __always_inline struct vmcb_control_area *
+ks_svm_control(struct kvm_vcpu *vcpu)
+{
+	return &(*ks_svm_vmcb_slot(vcpu))->control;
+}
+
+/* @va is a page of the direct map, and @pa its physical address. */
+static bool ks_svm_page(unsigned long va, unsigned long pa)
+{
+	return va && PAGE_ALIGNED(va) && virt_addr_valid((void *)va) &&
+	       __pa(va) == pa;
+}
+
+bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu)
+{
+	unsigned long *head = (unsigned long *)ks_svm_vmcb_slot(vcpu);
+
+	if (!ks_vendor_is_svm())
+		return false;
+	/* 5.13 and later: vmcb01, and vmcb is vmcb01's or vmcb02's page. */
+	if (ks_svm_page(head[1], head[2]))
+		return head[0] && PAGE_ALIGNED(head[0]) &&
+		       virt_addr_valid((void *)head[0]);
+	/* 5.10: the one VMCB and its physical address. */
+	return ks_svm_page(head[0], head[1]);
+}
+
+/*
+ * An I/O or MSR exit (@cls, histogram index @idx; on SVM exit_info_1
+ * @info1): count it by direction.
+ */
+static __always_inline void ks_count_dir(unsigned long set,
+					 struct kvm_vcpu *vcpu,
+					 struct ks_vcpu *kv, u32 cls,
+					 unsigned long idx, u64 info1)
+{
+	unsigned long bit;
 
 	if (ks_is_svm(set))
-		bit = kv->x.info1 & 1;	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
+		bit = info1 & 1;	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
 	else if (cls != KS_CLASS_IO)
-		bit = !(reason & 1);	/* EXIT_REASON_MSR_WRITE, even */
-	else if (direct)	/* the qualification's IN */
+		/* A VMX index is the basic exit reason: MSR_READ, MSR_WRITE. */
+		bit = idx - EXIT_REASON_MSR_READ;
+	else if (ks_vmx_direct(vcpu))	/* the qualification's IN */
 		bit = (ks_vmread(EXIT_QUALIFICATION) >> 3) & 1;
 	else
 		bit = (kv->x.info1 >> 3) & 1;
-	ks_inc(&kv->io->exits[2 * cls + bit]);
+	ks_inc(&kv->io->exits[2 * (unsigned long)cls + bit]);
 }
 
 /*
@@ -231,8 +286,9 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 				    u32 tp_reason)
 {
 	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
-	bool direct = false;
-	u32 reason, idx, cls;
+	u32 reason, cls;
+	unsigned long idx;
+	u64 info1 = 0;
 
 	if (!ks_vcpu_cached(kv, vcpu)) {
 		kv = ks_vcpu_of_slow(vcpu);
@@ -258,8 +314,13 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	if (!ks_on(set, KS_GRP_EXIT_REASONS) && !ks_classify(set))
 		return;
 
-	if (!ks_is_svm(set) && ks_vmx_direct(vcpu)) {
-		direct = true;
+	if (ks_is_svm(set) && likely(kv->svm_vmcb)) {
+		const struct vmcb_control_area *c = ks_svm_control(vcpu);
+
+		/* Read on every exit: cheaper than keeping where it is. */
+		info1 = c->exit_info_1;
+		reason = KS_KVM_EXIT_PASSES_REASON ? tp_reason : c->exit_code;
+	} else if (!ks_is_svm(set) && ks_vmx_direct(vcpu)) {
 		reason = KS_KVM_EXIT_PASSES_REASON ? tp_reason :
 						     ks_vmread(VM_EXIT_REASON);
 	} else {
@@ -271,6 +332,7 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 				  &kv->x.reason, &kv->x.info1, &kv->x.info2,
 				  &kv->x.intr_info, &kv->x.error_code);
 		reason = kv->x.reason;
+		info1 = kv->x.info1;
 	}
 	if (ks_is_svm(set))
 		idx = ks_svm_exit_index(reason);
@@ -281,9 +343,11 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	if (!ks_classify(set))
 		return;
 	cls = ks_class_of[idx];
-	kv->exit_class = cls;
+	/* For the latency sample when the exit is handled. */
+	if (ks_lat_timed(set))
+		kv->exit_class = cls;
 	if (ks_on(set, KS_GRP_IO_MSR) && cls <= KS_CLASS_MSR)
-		ks_count_dir(set, kv, cls, reason, direct);
+		ks_count_dir(set, vcpu, kv, cls, idx, info1);
 }
 
 /*
@@ -419,6 +483,10 @@ static void ks_classes_init(bool svm)
 	};
 	unsigned int i;
 
+	/* ks_count_dir()'s arithmetic. */
+	BUILD_BUG_ON(EXIT_REASON_MSR_WRITE - EXIT_REASON_MSR_READ != 1);
+	BUILD_BUG_ON(KS_DIR_MSR_READ != 2 * KS_CLASS_MSR ||
+		     KS_DIR_IO_IN != 2 * KS_CLASS_IO + 1);
 	memset(ks_class_of, KS_CLASS_OTHER, sizeof(ks_class_of));
 	if (svm) {
 		for (i = 0; i < ARRAY_SIZE(svm_map); i++)

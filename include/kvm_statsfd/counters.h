@@ -122,6 +122,8 @@ struct ks_vcpu {
 	u32 exit_class;		/* enum ks_exit_class of that exit */
 	/* Exited the guest since the last return to userspace. */
 	bool in_run;
+	/* SVM: the probes read the exit from the VMCB (ks_svm_vmcb_ok()). */
+	bool svm_vmcb;
 	u64 *reasons;			/* KS_GRP_EXIT_REASONS */
 	struct ks_io_msr *io;		/* KS_GRP_IO_MSR */
 
@@ -187,6 +189,11 @@ DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 extern struct ks_vcpu ks_no_vcpu;
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
+/*
+ * @vcpu is kvm_amd's, whose VMCB the exit probe may read directly
+ * (probes_x86.c); set once in a new vCPU state.
+ */
+bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu);
 /*
  * The vCPU state @current has inside KVM_RUN, for probes that get no vCPU;
  * NULL when it has entered the guest with none since its last return to
