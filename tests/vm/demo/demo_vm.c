@@ -9,12 +9,19 @@
  *     KVM_EXIT_MMIO, SVM exit "npf";
  *   - every 8th pass a cpuid (handled inside KVM, SVM exit "cpuid");
  *   - every 32nd pass a hlt: with no in-kernel irqchip, KVM_EXIT_HLT.
- * Userspace just counts the exits and re-enters, until the time given with
- * -t is up (default 20 s), or SIGINT/SIGTERM.
+ * Userspace counts the exits and re-enters, after a HLT only once an idle
+ * guest's next timer tick would have woken it (--hlt-ms), until the time
+ * given with -t is up (default 20 s), or SIGINT/SIGTERM.
  *
- * usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--like-qemu 7.2|8.1]
+ * usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--hlt-ms MS]
+ *                [--like-qemu 7.2|8.1]
  *   -name        ignored; there so that tools that look for QEMU's -name
  *                (kvm-statsfd list) show a guest name
+ *   --hlt-ms     how long a HLT keeps the vCPU out of the guest (default
+ *                10, a 100 Hz guest's tick; 0 re-enters at once, a vCPU
+ *                that never idles).  Without it every vCPU thread spins
+ *                on exits for the whole run, which under the test
+ *                guests' emulator is most of a test's CPU time.
  *   --like-qemu  which QEMU's stats fds to keep, for the tools to borrow
  *                when the kernel refuses KVM_GET_STATS_FD to outsiders:
  *     7.2  (default) none.  QEMU 7.1 and 7.2 (Debian 12's) open a stats
@@ -102,6 +109,10 @@ static int like_qemu_81;	/* --like-qemu 8.1 */
 static struct vcpu vcpus[MAX_VCPUS];
 static double deadline;
 static volatile sig_atomic_t stop;
+/* --hlt-ms: how long a HLT exit stays out of the guest. */
+static double hlt_ms = 10;
+static long hlt_ns;
+static struct timespec hlt_wait;
 
 static double now(void)
 {
@@ -175,6 +186,8 @@ static void *vcpu_thread(void *arg)
 			break;
 		case KVM_EXIT_HLT:
 			v->hlt++;
+			if (hlt_ns)
+				nanosleep(&hlt_wait, NULL);
 			break;
 		case KVM_EXIT_INTR:
 			v->intr++;
@@ -191,7 +204,7 @@ static void *vcpu_thread(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--like-qemu 7.2|8.1]\n");
+	fprintf(stderr, "usage: demo-vm [-name guest=NAME] [-t SECONDS] [-c VCPUS] [--hlt-ms MS] [--like-qemu 7.2|8.1]\n");
 	exit(2);
 }
 
@@ -210,14 +223,19 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
 			n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--hlt-ms") && i + 1 < argc)
+			hlt_ms = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--like-qemu") && i + 1 < argc &&
 			 (!strcmp(argv[i + 1], "7.2") || !strcmp(argv[i + 1], "8.1")))
 			like_qemu_81 = !strcmp(argv[++i], "8.1");
 		else
 			usage();
 	}
-	if (n < 1 || n > MAX_VCPUS || !(seconds > 0))
+	if (n < 1 || n > MAX_VCPUS || !(seconds > 0) ||
+	    !(hlt_ms >= 0 && hlt_ms < 1000))
 		usage();
+	hlt_ns = (long)(hlt_ms * 1e6);
+	hlt_wait.tv_nsec = hlt_ns;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
