@@ -462,13 +462,21 @@ TEST_F(module, hooks_live)
 	int fmode = kallsyms_addr("anon_inode_getfile_fmode", NULL) != 0;
 	struct hooked h[5];
 	unsigned int p;
-	int i, n;
+	int i, n, kcore;
 
 	ASSERT_LE(0, native);
 	if (ks_module_loaded())
 		ASSERT_EQ(0, ks_module_unload());
 	if (!kallsyms_addr("kvm_arch_destroy_vm", "kvm"))
 		SKIP(return, "no kernel addresses in /proc/kallsyms");
+	/*
+	 * Without /proc/kcore (the debug kernel's config leaves it out) the
+	 * code cannot be read from here: ftrace's list alone is checked, and
+	 * the module's own check at load (ks_ftrace_verify()) stands.
+	 */
+	kcore = !access("/proc/kcore", R_OK);
+	if (!kcore)
+		TH_LOG("no /proc/kcore: enabled_functions checked, not the code");
 	for (p = 0; p < ARRAY_SIZE(params); p++) {
 		n = hooked_functions(h, native, p, fmode);
 		ASSERT_EQ(0, ks_module_load_default(params[p]))
@@ -477,13 +485,15 @@ TEST_F(module, hooks_live)
 			EXPECT_EQ(1, ks_traced(h[i].func))
 				TH_LOG("%s in enabled_functions, load '%s'",
 				       h[i].func, params[p]);
-			EXPECT_EQ(FENTRY_CALL,
-				  fentry_state(_metadata, h[i].func, h[i].mod))
-				TH_LOG("%s: ftrace's call, load '%s'",
-				       h[i].func, params[p]);
+			if (kcore)
+				EXPECT_EQ(FENTRY_CALL,
+					  fentry_state(_metadata, h[i].func,
+						       h[i].mod))
+					TH_LOG("%s: ftrace's call, load '%s'",
+					       h[i].func, params[p]);
 		}
 		/* The control: what the default load leaves untraced. */
-		if (native && !p)
+		if (kcore && native && !p)
 			EXPECT_EQ(FENTRY_NOP,
 				  fentry_state(_metadata, "kvm_vcpu_ioctl",
 					       "kvm"));
@@ -491,9 +501,12 @@ TEST_F(module, hooks_live)
 		for (i = 0; i < n; i++) {
 			EXPECT_EQ(0, ks_traced(h[i].func))
 				TH_LOG("%s after rmmod", h[i].func);
-			EXPECT_EQ(FENTRY_NOP,
-				  fentry_state(_metadata, h[i].func, h[i].mod))
-				TH_LOG("%s: a NOP again after rmmod", h[i].func);
+			if (kcore)
+				EXPECT_EQ(FENTRY_NOP,
+					  fentry_state(_metadata, h[i].func,
+						       h[i].mod))
+					TH_LOG("%s: a NOP again after rmmod",
+					       h[i].func);
 		}
 	}
 }
