@@ -41,6 +41,7 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
+#include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
@@ -399,6 +400,8 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 	kv->vcpu = vcpu;
 	kv->kvm = vcpu->kvm;
 	kv->svm_vmcb = ks_svm_vmcb_ok(vcpu);
+	/* Guest time of an exit whose entry the probes did not see. */
+	kv->entry_ts = ks_clock();
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);
 	if (old) {
 		/* Lost a race, or no memory for the xarray node. */

@@ -133,9 +133,9 @@ static __always_inline bool ks_tracks_run(unsigned long set)
  * The log2 bucket of @ns: 0 for 0, i for [2^(i-1), 2^i), the last one for
  * the rest.  __fls(2 * ns + 1) is fls64(ns) with no special case for 0.
  */
-static __always_inline u32 ks_log_bucket(u64 ns)
+static __always_inline unsigned long ks_log_bucket(u64 ns)
 {
-	u32 i = __fls(2 * ns + 1);
+	unsigned long i = __fls(2 * ns + 1);
 
 	return i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1;
 }
@@ -193,16 +193,19 @@ static __always_inline bool ks_vmx_direct(struct kvm_vcpu *vcpu)
 /*
  * VMREAD of @field from the current VMCS.  It cannot fault where the
  * probes read (above); should it, the exception table skips it (#UD
- * outside VMX operation) and 0 is read, as on VMfail with no current VMCS.
+ * outside VMX operation), and the value is whatever the register held:
+ * the probes only index a clamped histogram and test one bit with it,
+ * so that costs a wrong count, never a wrong access, and saves zeroing
+ * the register on every exit.
  */
 static __always_inline unsigned long ks_vmread(unsigned long field)
 {
-	unsigned long value = 0;
+	unsigned long value;
 
 	asm volatile("1: vmread %[field], %[value]\n"
 		     "2:\n"
 		     _ASM_EXTABLE(1b, 2b)
-		     : [value] "+r" (value) : [field] "r" (field) : "cc");
+		     : [value] "=r" (value) : [field] "r" (field) : "cc");
 	return value;
 }
 
@@ -264,18 +267,18 @@ static __always_inline void ks_count_dir(unsigned long set,
 					 struct ks_vcpu *kv, u32 cls,
 					 unsigned long idx, u64 info1)
 {
-	unsigned long bit;
+	unsigned long i;
 
-	if (ks_is_svm(set))
-		bit = info1 & 1;	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
+	if (ks_is_svm(set))	/* SVM_IOIO_TYPE_MASK, or a WRMSR */
+		i = 2 * (unsigned long)cls + (info1 & 1);
 	else if (cls != KS_CLASS_IO)
 		/* A VMX index is the basic exit reason: MSR_READ, MSR_WRITE. */
-		bit = idx - EXIT_REASON_MSR_READ;
+		i = idx - EXIT_REASON_MSR_READ + KS_DIR_MSR_READ;
 	else if (ks_vmx_direct(vcpu))	/* the qualification's IN */
-		bit = (ks_vmread(EXIT_QUALIFICATION) >> 3) & 1;
+		i = KS_DIR_IO_OUT + ((ks_vmread(EXIT_QUALIFICATION) >> 3) & 1);
 	else
-		bit = (kv->x.info1 >> 3) & 1;
-	ks_inc(&kv->io->exits[2 * (unsigned long)cls + bit]);
+		i = KS_DIR_IO_OUT + ((kv->x.info1 >> 3) & 1);
+	ks_inc(&kv->io->exits[i]);
 }
 
 /*
@@ -305,9 +308,12 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 		if (ks_on(set, KS_GRP_GUEST_TIME)) {
 			struct ks_guest_time *gt = kv->guest;
 
-			/* in_guest: this exit follows an entry the probes saw. */
-			if (likely(gt->in_guest))
-				ks_add(&gt->ns, ks_ns(set, now, kv->entry_ts));
+			/*
+			 * entry_ts is the last entry's, or, at the first exit
+			 * after the probes attached, the state's creation
+			 * (counters.c): a lower bound of that guest time.
+			 */
+			ks_add(&gt->ns, ks_ns(set, now, kv->entry_ts));
 			WRITE_ONCE(gt->in_guest, 0);
 		}
 	}

@@ -117,7 +117,7 @@ struct ks_vcpu {
 	 * thread inside KVM_RUN is alive, so no other task has its address.
 	 */
 	const struct task_struct *task;
-	u64 entry_ts;		/* clock at the last VM entry (guest time) */
+	u64 entry_ts;		/* last VM entry, or state creation (guest time) */
 	u64 exit_ts;		/* clock at the last VM exit, 0 once handled */
 	u32 exit_class;		/* enum ks_exit_class of that exit */
 	/* Exited the guest since the last return to userspace. */
