@@ -170,10 +170,14 @@ build_modules_for() {
 # leave one guest CPU unscheduled for tens of seconds (the debug kernel's
 # boot reported a stall in param_sysfs_builtin_init); a real stall of ours
 # still shows, after five minutes, and the tests' own timeouts are shorter.
+# watchdog_thresh=60 (soft lockups reported after 120 s, not 20): the same
+# starvation once tripped the soft-lockup detector of a 7.2 guest at boot
+# (a kworker "stuck for 26s" with the host's load at 9, 2026-11-27); a
+# real lockup of ours still shows within a test's timeout.
 guest_cmdline() {
 	local rel=$1 root=$2 cfg
 	cfg="$root/boot/config-$rel"
-	printf 'init_on_alloc=0 slab_nomerge no_timer_check rcupdate.rcu_cpu_stall_timeout=300'
+	printf 'init_on_alloc=0 slab_nomerge no_timer_check rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60'
 	if grep -qx 'CONFIG_KFENCE=y' "$cfg" 2>/dev/null; then
 		printf ' kfence.sample_interval=%s' "${KFENCE_INTERVAL:-10}"
 	fi
