@@ -211,15 +211,8 @@ NATIVE_CASES="native, like QEMU 8.1: each vCPU's stats exported from its borrowe
 native, like QEMU 8.1: the VM's own stats reported unavailable (kvm_vm_stats_available 0, no VM stat series)
 native, like QEMU 8.1: a note on stderr says why, no error counted
 native, like QEMU 7.2: nothing to borrow: no stats exported, the EIO message on stderr, one error counted"
-# native_cases skip|fail DETAIL: every case of this section, one outcome
-# (a here-document, not a pipe: ok and skip count in this shell).
-native_cases() {
-	while IFS= read -r t; do
-		if [ "$1" = skip ]; then skip "$t" "$2"; else ok 1 "$t" "$2"; fi
-	done <<EOF
-$NATIVE_CASES
-EOF
-}
+# native_cases skip|fail DETAIL: every case of this section, one outcome.
+native_cases() { all_cases "$1" "$2" "$NATIVE_CASES"; }
 # vm_series FILE VM: the VM's kvm_vm_* samples but kvm_vm_info and
 # kvm_vm_stats_available, i.e. the VM's own stats.
 vm_series() {

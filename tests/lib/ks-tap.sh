@@ -4,6 +4,9 @@
 #   ok STATUS NAME [DIAG...]   case passes when STATUS is 0; DIAG lines are
 #                              printed as comments when it fails
 #   skip NAME REASON           a skipped case
+#   all_cases skip|fail DETAIL LIST
+#                              every case named in LIST (one a line) with
+#                              one outcome: skipped, or failed, for DETAIL
 #   tap_end                    prints the plan; exits 0 only if none failed
 #   start_vm LOG ARGS...       runs $VMM (demo-vm) ARGS in the background,
 #                              waits until it runs, sets $vm; 1 if it died
@@ -30,6 +33,15 @@ ok() {
 skip() {
 	n=$((n + 1))
 	echo "ok $n $1 # SKIP $2"
+}
+
+# A here-document, not a pipe: ok and skip must count in this shell.
+all_cases() {
+	while IFS= read -r t; do
+		if [ "$1" = skip ]; then skip "$t" "$2"; else ok 1 "$t" "$2"; fi
+	done <<EOF
+$3
+EOF
 }
 
 start_vm() {

@@ -279,6 +279,52 @@ TEST_F(module, beside_a_livepatch)
 	EXPECT_EQ(0, ks_module_unload());
 }
 
+/*
+ * Beside a livepatch of fs/anon_inodes.c (the stand-in with
+ * target=anon_inodes), loaded before or after the module.  Where KVM has
+ * binary stats the default load owns anon_inode_getfile() with IPMODIFY,
+ * as such a livepatch would: whichever of the two comes second is refused
+ * with EBUSY, and the first works on; a load with cross_process=1, which
+ * hooks KVM's ioctl handlers instead, lives beside the livepatch and
+ * serves its stats fds.  Where the module brings the ioctl (before 5.14)
+ * it never hooks anon_inodes: both orders live side by side.
+ */
+TEST_F(module, beside_an_anon_inodes_livepatch)
+{
+	char path[512];
+	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
+	int native = ks_native_binary_stats();
+
+	ASSERT_LE(0, native);
+	snprintf(path, sizeof(path), "%.*s/" STANDIN ".ko",
+		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
+	if (access(path, R_OK))
+		SKIP(return, "no %s: not built for this lane", path);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+
+	/* The livepatch first, then the module. */
+	ASSERT_EQ(0, ks_insmod(path, "target=anon_inodes"))
+		TH_LOG("loading %s", path);
+	EXPECT_EQ(native ? -EBUSY : 0, ks_module_load_default(""));
+	if (ks_module_loaded()) {
+		EXPECT_EQ(1, stats_fd_is_modules());
+		EXPECT_EQ(0, ks_module_unload());
+	}
+	ASSERT_EQ(0, ks_module_load("cross_process=1"));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	EXPECT_EQ(0, ks_module_unload());
+	ASSERT_EQ(0, unload_module(STANDIN));
+
+	/* The module first, then the livepatch. */
+	ASSERT_EQ(0, ks_module_load_default(""));
+	EXPECT_EQ(native ? -EBUSY : 0, ks_insmod(path, "target=anon_inodes"));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	if (!native)
+		EXPECT_EQ(0, unload_module(STANDIN));
+	EXPECT_EQ(0, ks_module_unload());
+}
+
 /* The functions whose addresses hooks_live reads (hooked_functions()). */
 static const char *const ksym_names[] = {
 	"kvm_arch_destroy_vm", "anon_inode_getfile", "anon_inode_getfile_fmode",

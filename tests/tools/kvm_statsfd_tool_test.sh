@@ -95,15 +95,8 @@ native, like QEMU 8.1: show notes on stderr that the VM's own stats are unavaila
 native, like QEMU 8.1: show exits 0, prints the vCPUs, says the VM-wide stats are unavailable
 native, like QEMU 7.2: nothing to borrow: show exits 1 with the EIO message
 native, like QEMU 7.2: nothing to borrow: show --json exits 1, EIO in error"
-# native_cases skip|fail DETAIL: every case of this section, one outcome
-# (a here-document, not a pipe: ok and skip count in this shell).
-native_cases() {
-	while IFS= read -r t; do
-		if [ "$1" = skip ]; then skip "$t" "$2"; else ok 1 "$t" "$2"; fi
-	done <<EOF
-$NATIVE_CASES
-EOF
-}
+# native_cases skip|fail DETAIL: every case of this section, one outcome.
+native_cases() { all_cases "$1" "$2" "$NATIVE_CASES"; }
 if grep -q '^kvm_statsfd ' /proc/modules; then
 	native_cases skip "kvm_statsfd is loaded and cannot be unloaded"
 elif [ "$native" = 0 ]; then

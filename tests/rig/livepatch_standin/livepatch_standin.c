@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test-only: stands in for a livepatch of KVM's ioctl handlers.
+ * Test-only: stands in for a livepatch of KVM's ioctl handlers, or (with
+ * target=anon_inodes) of fs/anon_inodes.c.
  *
  * A livepatch owns each function it replaces through an ftrace_ops with
  * IPMODIFY, and ftrace allows one such ops per function.  This module
- * registers one on kvm_vm_ioctl() and kvm_vcpu_ioctl(), whose callback
- * changes nothing, so that module_load_test can check which loads of
- * kvm_statsfd live beside a livepatch of them and which are refused.
- * Loading fails (EBUSY) if another IPMODIFY user owns either function.
+ * registers one, whose callback changes nothing, on kvm_vm_ioctl() and
+ * kvm_vcpu_ioctl(), or on anon_inode_getfile() and, where the kernel has
+ * it, anon_inode_getfile_fmode(), so that module_load_test can check which
+ * loads of kvm_statsfd live beside such a livepatch and which are refused.
+ * Loading fails (EBUSY) if another IPMODIFY user owns one of them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +29,27 @@ static void notrace standin_entry(unsigned long ip, unsigned long parent_ip,
 {
 }
 
+static char *target = "kvm_ioctls";
+module_param(target, charp, 0444);
+MODULE_PARM_DESC(target, "what the stand-in livepatch owns: kvm_ioctls (default) or anon_inodes");
+
+/* The functions of each target; an optional one may be missing. */
+struct standin_fn {
+	const char *name;
+	bool optional;
+};
+
+static const struct standin_fn kvm_ioctls[] = {
+	{ "kvm_vm_ioctl" }, { "kvm_vcpu_ioctl" },
+};
+
+static const struct standin_fn anon_inodes[] = {
+	{ "anon_inode_getfile" }, { "anon_inode_getfile_fmode", true },
+};
+
+static const struct standin_fn *standin_fns;
+static unsigned int standin_nr;
+
 static struct ftrace_ops standin_ops = {
 	.func = standin_entry,
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
@@ -37,31 +60,45 @@ static struct ftrace_ops standin_ops = {
  * one out frees the filter (ftrace_free_filter() is not exported before
  * 6.2).
  */
-static int standin_filter(const char *func)
+static int standin_filter(const char *func, bool remove)
 {
-	static char buf[KSYM_NAME_LEN + 1];
+	static char buf[KSYM_NAME_LEN + 2];
 
-	strscpy(buf, func, sizeof(buf));
+	snprintf(buf, sizeof(buf), "%s%s", remove ? "!" : "", func);
 	return ftrace_set_filter(&standin_ops, buf, strlen(buf), 0);
 }
 
 static void standin_unfilter(void)
 {
-	standin_filter("!kvm_vm_ioctl");
-	standin_filter("!kvm_vcpu_ioctl");
+	unsigned int i;
+
+	for (i = 0; i < standin_nr; i++)
+		standin_filter(standin_fns[i].name, true);
 }
 
 static int __init standin_init(void)
 {
-	int ret;
+	unsigned int i;
+	int ret = 0;
 
-	ret = standin_filter("kvm_vm_ioctl");
-	if (!ret)
-		ret = standin_filter("kvm_vcpu_ioctl");
+	if (!strcmp(target, "kvm_ioctls")) {
+		standin_fns = kvm_ioctls;
+		standin_nr = ARRAY_SIZE(kvm_ioctls);
+	} else if (!strcmp(target, "anon_inodes")) {
+		standin_fns = anon_inodes;
+		standin_nr = ARRAY_SIZE(anon_inodes);
+	} else {
+		return -EINVAL;
+	}
+	for (i = 0; i < standin_nr && !ret; i++) {
+		ret = standin_filter(standin_fns[i].name, false);
+		if (ret == -EINVAL && standin_fns[i].optional)
+			ret = 0;
+	}
 	if (!ret)
 		ret = register_ftrace_function(&standin_ops);
 	if (ret) {
-		pr_info("cannot own KVM's ioctl handlers: %d\n", ret);
+		pr_info("cannot own %s: %d\n", target, ret);
 		standin_unfilter();
 	}
 	return ret;
@@ -75,5 +112,5 @@ static void __exit standin_exit(void)
 
 module_init(standin_init);
 module_exit(standin_exit);
-MODULE_DESCRIPTION("kvm-statsfd test rig: a livepatch's hold on KVM's ioctl handlers");
+MODULE_DESCRIPTION("kvm-statsfd test rig: a livepatch's hold on KVM's ioctl handlers or on anon_inodes");
 MODULE_LICENSE("GPL");
