@@ -47,7 +47,10 @@ EOF
 start_vm() {
 	log=$1
 	shift
-	"$VMM" "$@" > "$log" 2>&1 &
+	# Emptied here: the child's own ">" may come after the first look
+	# below, which would then find an earlier run's "running".
+	: > "$log"
+	"$VMM" "$@" >> "$log" 2>&1 &
 	vm=$!
 	bg_pids="$bg_pids $vm"
 	i=0
