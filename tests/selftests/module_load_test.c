@@ -231,6 +231,16 @@ static int stats_fd_is_modules(void)
 	return ret;
 }
 
+/* The livepatch stand-in, beside kvm_statsfd.ko: 0 if it is there. */
+static int standin_path(char *path, size_t len)
+{
+	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
+
+	snprintf(path, len, "%.*s/" STANDIN ".ko",
+		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
+	return access(path, R_OK);
+}
+
 /*
  * Beside a livepatch of KVM's ioctl handlers, here a test module that owns
  * both the way a livepatch does (an ftrace_ops with IPMODIFY on each:
@@ -242,14 +252,11 @@ static int stats_fd_is_modules(void)
  */
 TEST_F(module, beside_a_livepatch)
 {
-	char path[512];
-	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
 	int native = ks_native_binary_stats();
+	char path[512];
 
 	ASSERT_LE(0, native);
-	snprintf(path, sizeof(path), "%.*s/" STANDIN ".ko",
-		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
-	if (access(path, R_OK))
+	if (standin_path(path, sizeof(path)))
 		SKIP(return, "no %s: not built for this lane", path);
 	if (ks_module_loaded())
 		ASSERT_EQ(0, ks_module_unload());
@@ -291,14 +298,11 @@ TEST_F(module, beside_a_livepatch)
  */
 TEST_F(module, beside_an_anon_inodes_livepatch)
 {
-	char path[512];
-	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
 	int native = ks_native_binary_stats();
+	char path[512];
 
 	ASSERT_LE(0, native);
-	snprintf(path, sizeof(path), "%.*s/" STANDIN ".ko",
-		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
-	if (access(path, R_OK))
+	if (standin_path(path, sizeof(path)))
 		SKIP(return, "no %s: not built for this lane", path);
 	if (ks_module_loaded())
 		ASSERT_EQ(0, ks_module_unload());
