@@ -464,6 +464,51 @@ int ks_module_ensure(const char *mode)
 	return load_mode(mode, others);
 }
 
+/*
+ * @params (insmod arguments) as the loaded module's parameters would read
+ * (module_params()): every parameter, the defaults filled in.
+ */
+static int params_as_loaded(char *buf, size_t len, const char *params)
+{
+	char mode[32] = "superset", stats[128] = KS_DEFAULT_GROUPS;
+	char xp[8] = "N", copy[320], *tok, *save = NULL;
+	int n;
+
+	snprintf(copy, sizeof(copy), "%s", params);
+	for (tok = strtok_r(copy, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		if (!strncmp(tok, "mode=", 5))
+			snprintf(mode, sizeof(mode), "%s", tok + 5);
+		else if (!strncmp(tok, "stats=", 6))
+			snprintf(stats, sizeof(stats), "%s", tok + 6);
+		else if (!strncmp(tok, "cross_process=", 14))
+			snprintf(xp, sizeof(xp), "%s",
+				 strchr("1yY", tok[14]) ? "Y" : "N");
+		else
+			return -EINVAL;	/* not one this can compare */
+	}
+	n = snprintf(buf, len, "mode=%s stats=%s cross_process=%s", mode,
+		     stats, xp);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int ks_module_ensure_params(const char *params)
+{
+	char want[256], cur[256];
+	int ret;
+
+	if (ks_module_loaded()) {
+		if (!params_as_loaded(want, sizeof(want), params) &&
+		    !module_params(cur, sizeof(cur), NULL) &&
+		    !strcmp(want, cur))
+			return 0;
+		ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
+		if (ret)
+			return ret;
+	}
+	return ks_module_load_default(params);
+}
+
 /* The process that loaded the module for the whole program, if one did. */
 static pid_t program_loader;
 
@@ -737,6 +782,11 @@ int ks_kernel_is_rt(void)
 		fclose(f);
 	}
 	return rt == 1;
+}
+
+int ks_kernel_has_lockdep(void)
+{
+	return access("/proc/lockdep", F_OK) == 0;
 }
 
 #ifndef KVM_CAP_BINARY_STATS_FD

@@ -150,6 +150,15 @@ void ks_module_save(struct ks_module_state *st);
  * -errno.
  */
 int ks_module_ensure(const char *mode);
+/*
+ * Make sure the module is loaded exactly as ks_module_load_default(@params)
+ * would load it ("" = the module's defaults: superset, KS_DEFAULT_GROUPS,
+ * no cross_process): reload only if it runs with other parameters, so a
+ * fixture's variants pay one reload each, not one per case.  0 or -errno.
+ */
+int ks_module_ensure_params(const char *params);
+/* The module's default stat groups, as its "stats" parameter reads. */
+#define KS_DEFAULT_GROUPS "exit_reasons,io_msr,guest_time"
 /* Unload, retrying a while if it is still in use.  0 or -errno. */
 int ks_module_unload_wait(int timeout_ms);
 /*
@@ -229,6 +238,8 @@ long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
  * the first exit after load do not apply.
  */
 int ks_kernel_is_rt(void);
+/* 1 if the running kernel has lockdep (the debug lane's), else 0. */
+int ks_kernel_has_lockdep(void);
 
 /*
  * What the kernel itself answers to KVM_CHECK_EXTENSION(
