@@ -11,6 +11,9 @@
 #   start_vm LOG ARGS...       runs $VMM (demo-vm) ARGS in the background,
 #                              waits until it runs, sets $vm; 1 if it died
 #   stop_bg PID / kill_bg      stop one background process / all of them
+#   freeze_vm PID              SIGSTOP a VMM and wait until every thread of
+#                              it has stopped (its counters hold still); 1
+#                              if one has not within 5 s.  kill -CONT ends it
 # The guest has it at /bin/ks-tap.sh; source it with ". ks-tap.sh".
 
 n=0
@@ -64,6 +67,25 @@ start_vm() {
 		sleep 0.1
 	done
 	return 0
+}
+
+freeze_vm() {
+	kill -STOP "$1" || return 1
+	fz_i=0
+	while [ $fz_i -lt 100 ]; do
+		fz_all=1
+		for fz_t in /proc/"$1"/task/*/stat; do
+			# The state is the field after the command's ")".
+			case "$(sed 's/.*) \(.\).*/\1/' "$fz_t" 2>/dev/null)" in
+			T | t) ;;
+			*) fz_all=0 ;;
+			esac
+		done
+		[ $fz_all = 1 ] && return 0
+		sleep 0.05
+		fz_i=$((fz_i + 1))
+	done
+	return 1
 }
 
 # Forget a background process without stopping it.

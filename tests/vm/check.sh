@@ -194,10 +194,18 @@ host_suite() { host_start host suite "$@"; }
 host_kbuild_case() { host_start kbuild case "$@"; }
 host_kbuild_suite() { host_start kbuild suite "$@"; }
 
+# A host suite's skip is a failure unless tests/vm/manifest expects it
+# ("skip | host | SUITE: CASE | REASON"), as the judge does for the guests'.
 collect_suite() {
-	local name=$1 up uf us log="$RUN/host/$1.log"
+	local name=$1 up uf us log="$RUN/host/$1.log" c expected
 	grep -E '^(not )?ok ' "$log" |
 		sed "s/^\(not \)\?ok [0-9]* \(- \)\?/&host $name: /"
+	expected=$("$TOP/tests/vm/manifest.sh" skips host | cut -f1)
+	while IFS= read -r c; do
+		grep -qxF "$name: $c" <<< "$expected" && continue
+		echo "not ok - host $name: a skip the manifest does not expect: $c"
+		failed=$((failed + 1))
+	done < <(sed -n 's/^ok [0-9]* \(- \)\?\(.*\) # SKIP.*/\2/p' "$log")
 	read -r up uf us < <(tail -n 1 "$log" |
 		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed\(, \([0-9]*\) skipped\)\?$/\1 \2 \4/p') || true
 	if [ -z "${up:-}" ]; then
