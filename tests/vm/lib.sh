@@ -115,6 +115,36 @@ lane_module() {
 	build_module "$rel" "$root" "$dir" >&2 && echo "$dir"
 }
 
+# exit_cost_builds LABEL REL ROOT DIR: the exit-cost gate's test-only
+# probe driver for REL (DIR/probe-driver) and its userspace (DIR/bench,
+# tests/bench).  Under make check both lanes that count the exit path
+# (exit-cost: SVM under QEMU; 6.12-vmx: VMX under Bochs) take one build,
+# made by whichever asks first, in BUILD/REL/exit-cost; run alone, a lane
+# builds its own in DIR.  Prints the directory; status 1 if a build fails.
+exit_cost_builds() {
+	local label=$1 rel=$2 root=$3 dir=$4 run=${KS_CHECK_RUN:-} stamp
+	if [ -n "$run" ] && [ -d "$run/build" ]; then
+		dir="$BUILD/$rel/exit-cost"
+		stamp="$run/build/$rel/exit-cost.ok"
+	else
+		stamp="$dir.ok"
+		rm -f "$stamp"
+	fi
+	mkdir -p "${stamp%/*}"
+	(
+		flock 8
+		[ -f "$stamp" ] && exit 0
+		step "$label building the probe driver and the gate's programs for $rel"
+		rm -rf "$dir"
+		mirror_tree "$TOP/tests/bench/probe_driver" "$dir/probe-driver" . &&
+			build_module "$rel" "$root" "$dir/probe-driver" &&
+			make -s -C "$TOP/tests/bench" O="$dir/bench" \
+				LIBKVMSTATS="$BUILD/tools/libkvmstats.a" &&
+			touch "$stamp"
+	) 8> "$stamp.lock" >&2
+	[ -f "$stamp" ] && echo "$dir"
+}
+
 # build_rig_modules REL ROOT OUT DIR...: the rig's test modules of
 # tests/rig/DIR (warn_module, filler_module, ...) for REL, in one kbuild
 # run (each run of its own costs seconds of kbuild's setup), in OUT/DIR;

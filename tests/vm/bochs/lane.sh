@@ -38,7 +38,6 @@ read -r _ rel root <<< "$k"
 vmlinuz="$root/boot/vmlinuz-$rel"
 rig="$BUILD/vmx/$rel/rig"
 warn="$rig/warn_module" filler="$rig/filler_module"
-drv="$BUILD/vmx/$rel/probe-driver" gate="$BUILD/vmx/bench"
 
 mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/vmx/$rel/module") ||
 	{ lane_tap 0 "module builds against $rel"; lane_finish; }
@@ -57,20 +56,15 @@ else
 		lane_finish
 	fi
 fi
-step "$LABEL building the probe driver for $rel"
-rm -rf "$drv"
-mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
-if ! build_module "$rel" "$root" "$drv"; then
-	lane_tap 0 "module builds against $rel"
-	lane_finish
-fi
 # The exit-cost gate (tests/vm/exit-cost/lane.sh), with VMX's budgets:
-# Bochs counts instructions exactly too.
-if ! make -s -C "$TOP/tests/bench" O="$gate" \
-	LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
+# Bochs counts instructions exactly too.  Its probe driver and programs
+# are the exit-cost lane's build under make check (exit_cost_builds).
+if ! ec=$(exit_cost_builds "$LABEL" "$rel" "$root" "$BUILD/vmx/$rel/exit-cost"); then
 	lane_tap 0 "exit-cost gate builds"
 	lane_finish
 fi
+drv="$ec/probe-driver" gate="$BUILD/vmx/$rel/gate"
+rm -rf "$gate"
 mkdir -p "$gate/gate-vmx/etc/kvm-statsfd"
 cp "$TOP/tests/bench/exit-cost-budget-vmx" \
 	"$gate/gate-vmx/etc/kvm-statsfd/exit-cost-budget"
@@ -96,7 +90,7 @@ payload=()
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
 	--module "$filler/rig_filler.ko" "${payload[@]}" \
-	--tree "$gate/gate" --tree "$gate/gate-vmx" ||
+	--tree "$ec/bench/gate" --tree "$gate/gate-vmx" ||
 	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-warn.gz" \
 	--module "$warn/rig_warn.ko"; then
 	lane_tap 0 "initramfs for $rel"

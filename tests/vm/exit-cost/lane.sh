@@ -52,17 +52,12 @@ fi
 # The module: make check's build for this kernel (lib.sh lane_module);
 # alone, a build in a directory of our own (a 6.12 lane may be building
 # BUILD/REL/module meanwhile).
-drv="$BUILD/exit-cost/$rel/probe-driver"
-mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/exit-cost/$rel/module") ||
+# The probe driver and probe_cost: one build for both exit-cost lanes
+# under make check (lib.sh exit_cost_builds).
+mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/exit-cost/$rel/module") &&
+	ec=$(exit_cost_builds "$LABEL" "$rel" "$root" "$BUILD/exit-cost/$rel/gate") ||
 	{ lane_tap 0 "module, probe driver and probe_cost build for $rel"; lane_finish; }
-step "$LABEL building the probe driver and probe_cost for $rel"
-mirror_tree "$TOP/tests/bench/probe_driver" "$drv" .
-if ! build_module "$rel" "$root" "$drv" ||
-	! make -s -C "$TOP/tests/bench" O="$BUILD/exit-cost/bench" \
-		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2; then
-	lane_tap 0 "module, probe driver and probe_cost build for $rel"
-	lane_finish
-fi
+drv="$ec/probe-driver"
 
 # On the host, from the binaries: the driver dispatches kvm_exit and
 # kvm_entry in as many instructions as the vendor modules of this kernel
@@ -72,7 +67,7 @@ exit_path_binaries "$mod/kvm_statsfd.ko" "$drv/ks_probe_driver.ko"
 
 if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
-	--tree "$BUILD/exit-cost/bench/gate"; then
+	--tree "$ec/bench/gate"; then
 	lane_tap 0 "initramfs for $rel"
 	lane_finish
 fi
