@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* Private to libkvmstats (and its in-tree read bench): not installed. */
 #ifndef KVMSTATS_INTERNAL_H
 #define KVMSTATS_INTERNAL_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libkvmstats: reader for the KVM binary statistics fd (KVM_GET_STATS_FD).
  *

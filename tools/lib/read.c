@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The fd side of libkvmstats: loading through pread() and refreshing the
  * data block, from a read-only mapping where the file offers one.  pread()
