@@ -35,7 +35,7 @@ static int fd_valid(int fd)
 static void test_open_refresh(struct img *im)
 {
 	const struct kvmstats_desc *d;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	uint64_t v = 424242;
 	int fd = memfd_with(im), ret;
 
@@ -72,7 +72,7 @@ static void test_open_refresh(struct img *im)
 
 static void test_open_errors(struct img *im)
 {
-	struct kvmstats s, z;
+	struct kvmstats s = { 0 }, z = { 0 };
 	int fd, ret, before;
 
 	fd = memfd_with(im);
@@ -125,7 +125,7 @@ static void test_declared_sizes(void)
 		{ "exits", KVM_STATS_TYPE_CUMULATIVE, 0, 1, 0, 0 },
 		{ "far",   KVM_STATS_TYPE_CUMULATIVE, 0, 1, 0, 0 },
 	};
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	double t0;
 	int fd, ret;

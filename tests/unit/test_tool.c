@@ -162,7 +162,7 @@ static const struct img_stat tiny[] = {
 
 static void test_output(void)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	char *got;
 
@@ -221,7 +221,7 @@ static const struct img_stat reasons[] = {
 static void test_exit_reasons(void)
 {
 	const struct kvmstats_desc *svm, *vmx, *xyz;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	char *got;
 

@@ -34,7 +34,7 @@ all: exporter-guest
 endif
 
 .PHONY: exporter-guest install-exporter
-install: install-exporter
+install-tools: install-exporter
 
 $(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd -I../include $(MHD_CFLAGS)
 $(EXP_OBJS): | exporter-have-mhd

@@ -96,7 +96,7 @@ static int merge(struct vm_proc *old, const struct vm_proc *fresh)
 		old->vcpus = v;
 		v = &v[old->nr_vcpus++];
 		*v = *f;
-		v->st.fd = -1;
+		v->st = NULL;
 		v->open = 0;
 	}
 	qsort(old->vcpus, old->nr_vcpus, sizeof(*old->vcpus), cmp_vcpu);
@@ -212,13 +212,13 @@ static int is_race(struct vm_entry *v, int err)
 }
 
 static void refresh_one(struct exporter *e, struct vm_entry *v,
-			struct kvmstats *st, int *open, const char *what)
+			struct kvmstats **st, int *open, const char *what)
 {
 	int ret;
 
 	if (!*open)
 		return;
-	ret = kvmstats_refresh(st);
+	ret = kvmstats_refresh(*st);
 	if (!ret)
 		return;
 	/* A VM KVM marked dead gives EIO: close it, retried next scrape. */
@@ -226,11 +226,13 @@ static void refresh_one(struct exporter *e, struct vm_entry *v,
 		e->races++;
 	} else {
 		snprintf(v->p.err, sizeof(v->p.err),
-			 "pid %s %s: reading stats: %s", v->pid, what, st->err);
+			 "pid %s %s: reading stats: %s", v->pid, what,
+			 kvmstats_errmsg(*st));
 		report(v);
 		e->errors++;
 	}
-	kvmstats_close(st);
+	kvmstats_free(*st);
+	*st = NULL;
 	*open = 0;
 }
 
@@ -326,13 +328,13 @@ int exporter_scrape(struct exporter *e, FILE *f)
 		pm[i].uuid = e->vms[i].id.uuid;
 		pm[i].source = e->vms[i].id.source;
 		pm[i].comm = p->comm;
-		pm[i].vm_st = p->vm_open ? &p->vm : NULL;
+		pm[i].vm_st = p->vm_open ? p->vm : NULL;
 		pm[i].vcpus = &pv[nv];
 		pm[i].nr_vcpus = p->nr_vcpus;
 		for (k = 0; k < p->nr_vcpus; k++, nv++) {
 			snprintf(ids[nv], sizeof(ids[nv]), "%d", p->vcpus[k].id);
 			pv[nv].id = ids[nv];
-			pv[nv].st = p->vcpus[k].open ? &p->vcpus[k].st : NULL;
+			pv[nv].st = p->vcpus[k].open ? p->vcpus[k].st : NULL;
 		}
 	}
 	ret = disambiguate(pm, e->nr);

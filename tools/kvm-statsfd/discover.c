@@ -204,7 +204,6 @@ static struct vcpu_ref *get_vcpu(struct vm_proc *p, int id)
 	v->id = id;
 	v->fdnum = -1;
 	v->stats_fdnum = -1;
-	v->st.fd = -1;
 	return v;
 }
 
@@ -280,7 +279,6 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 	p->pid = pid;
 	p->vm_fdnum = -1;
 	p->vm_stats_fdnum = -1;
-	p->vm.fd = -1;
 	/*
 	 * The pidfd first: the fd numbers read below then belong to the
 	 * process it names, unless that one exited and the pid was reused
@@ -507,7 +505,7 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
 }
 
 static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
-		    struct kvmstats *st, const char *what, int vcpu)
+		    struct kvmstats **st, const char *what, int vcpu)
 {
 	int fd, ret;
 
@@ -518,11 +516,20 @@ static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
 		set_err(p, "pid %d %s: %s", (int)p->pid, what, explain(fd));
 		return fd;
 	}
-	ret = kvmstats_open(st, fd);
+	if (!*st)
+		*st = kvmstats_new();
+	if (!*st) {
+		close(fd);
+		set_err(p, "pid %d %s: out of memory", (int)p->pid, what);
+		return -ENOMEM;
+	}
+	ret = kvmstats_open(*st, fd);
 	if (ret) {
 		close(fd);
 		set_err(p, "pid %d %s: malformed stats: %s", (int)p->pid,
-			what, st->err);
+			what, kvmstats_errmsg(*st));
+		kvmstats_free(*st);
+		*st = NULL;
 	}
 	return ret;
 }
@@ -595,12 +602,12 @@ void vm_close_stats(struct vm_proc *p)
 {
 	int i;
 
-	if (p->vm_open)
-		kvmstats_close(&p->vm);
+	kvmstats_free(p->vm);
+	p->vm = NULL;
 	p->vm_open = 0;
 	for (i = 0; i < p->nr_vcpus; i++) {
-		if (p->vcpus[i].open)
-			kvmstats_close(&p->vcpus[i].st);
+		kvmstats_free(p->vcpus[i].st);
+		p->vcpus[i].st = NULL;
 		p->vcpus[i].open = 0;
 	}
 	if (p->pidfd >= 0)

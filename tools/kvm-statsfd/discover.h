@@ -13,8 +13,8 @@ struct vcpu_ref {
 	int id;			/* N of anon_inode:kvm-vcpu:N */
 	int fdnum;		/* vCPU fd, -1 if only a stats fd was seen */
 	int stats_fdnum;	/* existing kvm-vcpu-stats:N fd, or -1 */
-	struct kvmstats st;
-	int open;		/* st is valid */
+	struct kvmstats *st;	/* NULL until opened */
+	int open;		/* st is open */
 };
 
 /* One VMM process and (see discover.c) the one VM we attribute to it. */
@@ -29,7 +29,7 @@ struct vm_proc {
 	int vm_stats_fdnum;	/* first existing kvm-vm-stats fd, or -1 */
 	int nr_vcpus;
 	struct vcpu_ref *vcpus;	/* sorted by id */
-	struct kvmstats vm;
+	struct kvmstats *vm;	/* NULL until opened */
 	int vm_open;
 	int vm_unavailable;	/* the VM's own stats: see VM_UNAVAILABLE */
 	int pidfd;		/* opened before /proc/PID/fd is read */

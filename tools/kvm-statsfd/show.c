@@ -134,13 +134,13 @@ static void show_human(const struct vm_proc *p, const struct opts *o)
 		printf(" guest %s", term_safe(p->guest, buf, sizeof(buf)));
 	printf(", %d vCPU%s", p->nr_vcpus, p->nr_vcpus == 1 ? "" : "s");
 	if (p->vm_open)
-		printf(": %s", term_safe(p->vm.id, buf, sizeof(buf)));
+		printf(": %s", term_safe(kvmstats_id(p->vm), buf, sizeof(buf)));
 	putchar('\n');
 	if (p->nr_vm_fds > 1)
 		printf("  note: process holds %d VM fds; vCPUs are attributed to the first\n",
 		       p->nr_vm_fds);
 	if (p->vm_open && o->vcpu < 0)
-		out_stats_human(stdout, &p->vm, "  ");
+		out_stats_human(stdout, p->vm, "  ");
 	else if (p->vm_unavailable && o->vcpu < 0)
 		printf("  VM-wide stats: unavailable (KVM refuses them to other processes and the VMM keeps no VM stats fd; load kvm_statsfd.ko)\n");
 	for (i = 0; i < p->nr_vcpus; i++) {
@@ -148,8 +148,8 @@ static void show_human(const struct vm_proc *p, const struct opts *o)
 
 		if (!v->open)
 			continue;
-		printf("vCPU %d: %s\n", v->id, term_safe(v->st.id, buf, sizeof(buf)));
-		out_stats_human(stdout, &v->st, "  ");
+		printf("vCPU %d: %s\n", v->id, term_safe(kvmstats_id(v->st), buf, sizeof(buf)));
+		out_stats_human(stdout, v->st, "  ");
 	}
 }
 
@@ -164,7 +164,7 @@ static void show_json_vm(struct json *j, const struct vm_proc *p,
 	json_str(j, p->err[0] ? p->err : NULL);
 	json_key(j, "vm");
 	if (p->vm_open && o->vcpu < 0)
-		out_stats_json(j, &p->vm);
+		out_stats_json(j, p->vm);
 	else
 		json_null(j);
 	json_key(j, "vm_unavailable");
@@ -179,7 +179,7 @@ static void show_json_vm(struct json *j, const struct vm_proc *p,
 		json_obj_begin(j);
 		json_key(j, "vcpu");
 		json_i64(j, v->id);
-		out_stats_fields(j, v->open ? &v->st : NULL);
+		out_stats_fields(j, v->open ? v->st : NULL);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -199,20 +199,27 @@ static int has_vcpu(const struct vm_proc *p, int id)
 /* show --file: a saved image of a stats fd, e.g. from `cat` of one. */
 static int show_file(const struct opts *o)
 {
-	struct kvmstats s;
+	struct kvmstats *s;
 	struct json j;
 	char buf[512];
 	int fd, ret;
 
+	s = kvmstats_new();
+	if (!s) {
+		fprintf(stderr, "kvm-statsfd: out of memory\n");
+		return EXIT_RUNTIME;
+	}
 	fd = open(o->file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, strerror(errno));
+		kvmstats_free(s);
 		return EXIT_RUNTIME;
 	}
-	ret = kvmstats_open(&s, fd);
+	ret = kvmstats_open(s, fd);
 	if (ret) {
-		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, s.err);
+		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, kvmstats_errmsg(s));
 		close(fd);
+		kvmstats_free(s);
 		return EXIT_RUNTIME;
 	}
 	if (o->json) {
@@ -221,15 +228,15 @@ static int show_file(const struct opts *o)
 		out_json_head(&j);
 		json_key(&j, "file");
 		json_str(&j, o->file);
-		out_stats_fields(&j, &s);
+		out_stats_fields(&j, s);
 		json_obj_end(&j);
 		json_finish(&j);
 	} else {
 		printf("%s: ", term_safe(o->file, buf, sizeof(buf)));
-		printf("%s\n", term_safe(s.id, buf, sizeof(buf)));
-		out_stats_human(stdout, &s, "  ");
+		printf("%s\n", term_safe(kvmstats_id(s), buf, sizeof(buf)));
+		out_stats_human(stdout, s, "  ");
 	}
-	kvmstats_close(&s);
+	kvmstats_free(s);
 	return EXIT_OK;
 }
 

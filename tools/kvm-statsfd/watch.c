@@ -95,9 +95,9 @@ static double now(void)
 static void sample_init(struct sample *sm, struct kvmstats *st)
 {
 	sm->st = st;
-	sm->prev = malloc(st->data_size ? st->data_size : 8);
+	sm->prev = malloc(kvmstats_data_size(st) ? kvmstats_data_size(st) : 8);
 	if (sm->prev)
-		memcpy(sm->prev, st->data, st->data_size);
+		memcpy(sm->prev, kvmstats_data(st), kvmstats_data_size(st));
 }
 
 static void rate_add(struct rates *rs, const struct kvmstats_desc *d,
@@ -159,8 +159,8 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 	const struct kvmstats *s = sm->st;
 	unsigned int i, b;
 
-	for (i = 0; i < s->num_desc; i++) {
-		const struct kvmstats_desc *d = &s->descs[i];
+	for (i = 0; i < kvmstats_num_desc(s); i++) {
+		const struct kvmstats_desc *d = kvmstats_desc_at(s, i);
 
 		if ((only_new && has_rate(out, d->name)) || !stat_wanted(d))
 			continue;
@@ -177,7 +177,7 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 static void sample_save(struct sample *sm)
 {
 	if (sm->prev)
-		memcpy(sm->prev, sm->st->data, sm->st->data_size);
+		memcpy(sm->prev, kvmstats_data(sm->st), kvmstats_data_size(sm->st));
 }
 
 static int cmp_rate(const void *a, const void *b)
@@ -303,15 +303,16 @@ static unsigned int reason_buckets(const struct vm_proc *p,
 
 	*hist = NULL;
 	for (k = 0; k < p->nr_vcpus; k++) {
-		const struct kvmstats *s = &p->vcpus[k].st;
+		const struct kvmstats *s = p->vcpus[k].st;
 
 		if (!p->vcpus[k].open)
 			continue;
-		for (i = 0; i < s->num_desc; i++) {
-			if (is_reason_hist(&s->descs[i]) && stat_wanted(&s->descs[i]) &&
-			    s->descs[i].size > max) {
-				max = s->descs[i].size;
-				*hist = &s->descs[i];
+		for (i = 0; i < kvmstats_num_desc(s); i++) {
+			const struct kvmstats_desc *d = kvmstats_desc_at(s, i);
+
+			if (is_reason_hist(d) && stat_wanted(d) && d->size > max) {
+				max = d->size;
+				*hist = d;
 			}
 		}
 	}
@@ -396,13 +397,15 @@ static void refresh_vm(struct wvm *w)
 		return;
 	}
 	/* A stats fd that stops reading is dropped, not retried. */
-	if (p->vm_open && kvmstats_refresh(&p->vm)) {
-		kvmstats_close(&p->vm);
+	if (p->vm_open && kvmstats_refresh(p->vm)) {
+		kvmstats_free(p->vm);
+		p->vm = NULL;
 		p->vm_open = 0;
 	}
 	for (k = 0; k < p->nr_vcpus; k++) {
-		if (p->vcpus[k].open && kvmstats_refresh(&p->vcpus[k].st)) {
-			kvmstats_close(&p->vcpus[k].st);
+		if (p->vcpus[k].open && kvmstats_refresh(p->vcpus[k].st)) {
+			kvmstats_free(p->vcpus[k].st);
+			p->vcpus[k].st = NULL;
 			p->vcpus[k].open = 0;
 		}
 	}
@@ -431,10 +434,10 @@ static int setup(struct wvm *w, struct vm_proc *p)
 	if (!w->vcpu)
 		return -ENOMEM;
 	if (p->vm_open)
-		sample_init(&w->vm, &p->vm);
+		sample_init(&w->vm, p->vm);
 	for (k = 0; k < p->nr_vcpus; k++)
 		if (p->vcpus[k].open)
-			sample_init(&w->vcpu[k], &p->vcpus[k].st);
+			sample_init(&w->vcpu[k], p->vcpus[k].st);
 	return 0;
 }
 
@@ -637,9 +640,15 @@ static int file_vm(const struct opts *o, struct vm_proc **out)
 		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, strerror(errno));
 		return 1;
 	}
-	if (kvmstats_open(&p->vcpus[0].st, fd)) {
+	p->vcpus[0].st = kvmstats_new();
+	if (!p->vcpus[0].st) {
+		fprintf(stderr, "kvm-statsfd: out of memory\n");
+		close(fd);
+		return 1;
+	}
+	if (kvmstats_open(p->vcpus[0].st, fd)) {
 		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file,
-			p->vcpus[0].st.err);
+			kvmstats_errmsg(p->vcpus[0].st));
 		close(fd);
 		return 1;
 	}

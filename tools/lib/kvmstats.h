@@ -7,8 +7,10 @@
  * malformed stats file is judged the same way everywhere.
  *
  * Error convention: functions return 0 or a negative errno.  -EBADMSG means
- * the stats file itself is malformed, -EINVAL a bad argument; s->err then
- * holds a one-line human readable reason.
+ * the stats file itself is malformed, -EINVAL a bad argument;
+ * kvmstats_errmsg() then gives a one-line human readable reason.
+ *
+ * The man page libkvmstats(3) documents every function.
  */
 #ifndef KVMSTATS_H
 #define KVMSTATS_H
@@ -60,28 +62,43 @@ struct kvmstats_desc {
 	const char *name;	/* NUL-terminated, owned by struct kvmstats */
 };
 
-struct kvmstats {
-	int fd;				/* stats fd, -1 after kvmstats_parse() */
-	struct kvm_stats_header hdr;
-	char *id;
-	struct kvmstats_desc *descs;	/* in file order */
-	unsigned int num_desc;
-	size_t data_size;		/* bytes */
-	uint64_t *data;			/* data_size bytes of values */
-	char err[160];
-	/* private */
-	int _own_fd;			/* kvmstats_close() closes fd */
-	char *_names;			/* storage behind descs[].name */
-	unsigned int *_by_name;		/* desc indexes sorted by name */
-	const volatile uint64_t *_map;	/* mapped part of the data block */
-	size_t _map_len;		/* bytes mapped (whole pages) */
-	size_t _map_page_off;		/* where in the mapping _map starts */
-	uint64_t _map_off;		/* where in the data block it lies */
-	size_t _map_size;		/* bytes of the data block it serves */
-	int _map_tried;			/* the first refresh tried to map */
-};
+/*
+ * Descriptors are only ever handed out by pointer (kvmstats_desc_at(),
+ * kvmstats_find()): fields may be added at the end in a later 1.x.
+ */
 
-/* Open/parse.  On failure everything is freed, s->fd == -1, s->err set. */
+/*
+ * A handle on one stats file: opaque, so that what it keeps can change
+ * without breaking programs built against an older libkvmstats.so.1.
+ * kvmstats_new() makes an empty one, kvmstats_open() (or _open_from(),
+ * _parse()) fills it, kvmstats_close() empties it again for reuse, and
+ * kvmstats_free() closes and frees it.
+ *
+ * Threads: a handle is not locked.  Calls on different handles may run
+ * in parallel; calls on one handle must not, except that the const
+ * functions (kvmstats_find(), _value(), _desc_at(), ...) may run in
+ * parallel with each other, not with kvmstats_refresh().  Everything
+ * else in the library keeps no state.
+ *
+ * The fd given to kvmstats_open() belongs to the handle once that call
+ * succeeds (kvmstats_close() and kvmstats_free() close it); on failure it
+ * is still the caller's.  kvmstats_open_from() never takes its fd.
+ */
+struct kvmstats;
+
+/* The version of this header; the library's soname is libkvmstats.so.1. */
+#define KVMSTATS_VERSION_MAJOR		1
+#define KVMSTATS_VERSION_MINOR		0
+
+/* An empty handle, or NULL (errno ENOMEM). */
+struct kvmstats *kvmstats_new(void);
+/* kvmstats_close(), then free the handle itself.  NULL is a no-op. */
+void kvmstats_free(struct kvmstats *s);
+
+/*
+ * Open/parse, first closing what the handle held.  On failure the handle
+ * is empty and kvmstats_errmsg() says why.
+ */
 int kvmstats_open(struct kvmstats *s, int stats_fd);
 int kvmstats_open_from(struct kvmstats *s, int vm_or_vcpu_fd);
 int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len);
@@ -110,6 +127,27 @@ int kvmstats_refresh(struct kvmstats *s);
  */
 size_t kvmstats_mapped(const struct kvmstats *s, uint64_t *data_off);
 
+/*
+ * What the handle holds.  kvmstats_errmsg(): a one-line reason for the
+ * last failure, "" if none (never NULL).  kvmstats_fd(): the stats fd,
+ * -1 if none (kvmstats_parse()), still owned by the handle.
+ * kvmstats_id(): the file's id string ("kvm-1234", "kvm-vcpu-0"), NULL
+ * if empty.  kvmstats_desc_at(): the i-th descriptor in file order, NULL
+ * if i >= kvmstats_num_desc().  kvmstats_data(): the data block as last
+ * read, kvmstats_data_size() bytes.  Pointers stay valid until
+ * kvmstats_close() or _free(); kvmstats_refresh() changes what data
+ * points to, not where.
+ */
+const char *kvmstats_errmsg(const struct kvmstats *s);
+int kvmstats_fd(const struct kvmstats *s);
+const char *kvmstats_id(const struct kvmstats *s);
+unsigned int kvmstats_num_desc(const struct kvmstats *s);
+const struct kvmstats_desc *kvmstats_desc_at(const struct kvmstats *s,
+					     unsigned int i);
+const uint64_t *kvmstats_data(const struct kvmstats *s);
+size_t kvmstats_data_size(const struct kvmstats *s);
+
+/* The descriptor named name, NULL if none (binary search). */
 const struct kvmstats_desc *kvmstats_find(const struct kvmstats *s,
 					  const char *name);
 /* i-th u64 of a stat; 0 if i >= d->size. */

@@ -405,6 +405,7 @@ int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len)
 
 	if (!s)
 		return -EINVAL;
+	kvmstats_close(s);
 	kvmstats__reset(s);
 	if (!buf && len)
 		return kvmstats__err(s, -EINVAL, "NULL buffer");
