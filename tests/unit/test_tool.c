@@ -8,7 +8,7 @@
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
-#include "discover.h"
+#include "kvmstats.h"
 #include "kvm_statsfd/uapi.h"
 #include "image.h"
 #include "json.h"
@@ -114,7 +114,7 @@ static void test_json(void)
 static void check_guest(const char *cmd, size_t len, const char *want,
 			const char *what)
 {
-	char *got = guest_name_from_cmdline(cmd, len);
+	char *got = kvmstats__guest_name(cmd, len);
 
 	ok(want ? got && !strcmp(got, want) : !got,
 	   "guest name: %s -> %s", what, got ? got : "(none)");

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "discover.h"
+#include "kvmstats.h"
 #include "output.h"
 
 #define TOP_COUNTERS	8
@@ -45,7 +45,7 @@ struct sample {
 };
 
 struct wvm {
-	struct vm_proc *p;
+	struct kvmstats_vm *p;
 	struct sample vm;
 	struct sample *vcpu;	/* parallel to p->vcpus */
 	int gone;
@@ -66,7 +66,7 @@ static int stat_wanted(const struct kvmstats_desc *d)
 }
 
 /* -g matches the guest name (QEMU -name), the process name or the pid. */
-static int vm_wanted(const struct vm_proc *p)
+static int vm_wanted(const struct kvmstats_vm *p)
 {
 	char pid[16];
 
@@ -295,7 +295,7 @@ static void print_reasons(const double *rates, unsigned int nb,
 }
 
 /* Buckets to sum over, and the (largest) histogram that names them. */
-static unsigned int reason_buckets(const struct vm_proc *p,
+static unsigned int reason_buckets(const struct kvmstats_vm *p,
 				   const struct kvmstats_desc **hist)
 {
 	unsigned int i, max = 0;
@@ -321,7 +321,7 @@ static unsigned int reason_buckets(const struct vm_proc *p,
 
 static void show_vcpus(struct wvm *w, double dt)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	struct rates one = { 0 };
 	int k;
 
@@ -340,7 +340,7 @@ static void show_vcpus(struct wvm *w, double dt)
 
 static void show_vm(struct wvm *w, double dt)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	const struct kvmstats_desc *hist;
 	struct rates all = { 0 };
 	unsigned int nb = reason_buckets(p, &hist);
@@ -385,14 +385,14 @@ static int cmp_wvm(const void *a, const void *b)
 
 static void refresh_vm(struct wvm *w)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	int k;
 
 	if (w->gone)
 		return;
-	if (vm_proc_exited(p)) {
+	if (kvmstats_vm_exited(p)) {
 		/* Release our VM references as soon as the VMM is gone. */
-		vm_close_stats(p);
+		kvmstats_vm_close(p);
 		w->gone = 1;
 		return;
 	}
@@ -424,7 +424,7 @@ static void save_vm(struct wvm *w)
 			sample_save(&w->vcpu[k]);
 }
 
-static int setup(struct wvm *w, struct vm_proc *p)
+static int setup(struct wvm *w, struct kvmstats_vm *p)
 {
 	int k;
 
@@ -511,7 +511,7 @@ static void emit(const char *buf, size_t len, int width)
 struct watch {
 	struct wvm *w;
 	int n;
-	struct vm_proc **extra;	/* VMs found after the start */
+	struct kvmstats_vm **extra;	/* VMs found after the start */
 	int nr_extra;
 };
 
@@ -528,11 +528,11 @@ static int known(const struct watch *ws, pid_t pid)
 /* New VMs since the last frame join the view, as kvm_stat's do. */
 static void pick_up(struct watch *ws, const struct opts *o)
 {
-	struct vm_proc *fresh, *np, **ne;
+	struct kvmstats_vm *fresh, *np, **ne;
 	struct wvm *nw;
 	int i, n;
 
-	n = discover_vms(&fresh, o->pid);
+	n = kvmstats_discover(&fresh, o->pid, NULL);
 	if (n <= 0)
 		return;
 	for (i = 0; i < n; i++) {
@@ -556,12 +556,12 @@ static void pick_up(struct watch *ws, const struct opts *o)
 		fresh[i].guest = NULL;
 		fresh[i].pidfd = -1;
 		ws->extra[ws->nr_extra++] = np;
-		vm_open_stats(np, -1);
+		kvmstats_vm_open(np, -1);
 		if (setup(&ws->w[ws->n], np))
 			break;
 		ws->n++;
 	}
-	free_vms(fresh, n);
+	kvmstats_vms_free(fresh, n);
 }
 
 static void run(struct watch *ws, const struct opts *o)
@@ -607,7 +607,7 @@ static void run(struct watch *ws, const struct opts *o)
 	}
 }
 
-static int any_open(const struct vm_proc *p)
+static int any_open(const struct kvmstats_vm *p)
 {
 	int k;
 
@@ -621,9 +621,9 @@ static int any_open(const struct vm_proc *p)
  * watch --file: a stats file (e.g. a live copy someone keeps rewriting)
  * watched as vCPU 0 of a pseudo VM with pid 0, for testing without KVM.
  */
-static int file_vm(const struct opts *o, struct vm_proc **out)
+static int file_vm(const struct opts *o, struct kvmstats_vm **out)
 {
-	struct vm_proc *p = calloc(1, sizeof(*p));
+	struct kvmstats_vm *p = calloc(1, sizeof(*p));
 	int fd;
 
 	if (!p || !(p->vcpus = calloc(1, sizeof(*p->vcpus)))) {
@@ -674,7 +674,7 @@ int cmd_watch(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int i, n, ready = 0, opened = 0, rc = EXIT_RUNTIME;
 	struct watch ws = { 0 };
-	struct vm_proc *vms;
+	struct kvmstats_vm *vms;
 
 	if (o->stat_filter && compile(&stat_re, o->stat_filter, "-f"))
 		return EXIT_USAGE;
@@ -691,7 +691,7 @@ int cmd_watch(const struct opts *o)
 			vms[ready].pid = -1;	/* not shown; freed below */
 			continue;
 		}
-		if (!o->file && vm_open_stats(&vms[ready], -1))
+		if (!o->file && kvmstats_vm_open(&vms[ready], -1))
 			fprintf(stderr, "kvm-statsfd: %s\n", vms[ready].err);
 		else if (!o->file)
 			note_vm_unavailable(&vms[ready]);
@@ -717,9 +717,9 @@ int cmd_watch(const struct opts *o)
 		teardown(&ws.w[i]);
 	free(ws.w);
 	for (i = 0; i < ws.nr_extra; i++)
-		free_vms(ws.extra[i], 1);
+		kvmstats_vms_free(ws.extra[i], 1);
 	free(ws.extra);
-	free_vms(vms, n);
+	kvmstats_vms_free(vms, n);
 	if (have_stat_re)
 		regfree(&stat_re);
 	if (have_guest_re)

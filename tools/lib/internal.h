@@ -60,6 +60,12 @@ void kvmstats__unmap(struct kvmstats *s);
  */
 void kvmstats__copy_mapped(uint64_t *restrict dst,
 			   const volatile uint64_t *restrict src, size_t n);
+/*
+ * Guest name from a NUL-separated QEMU command line: "-name foo",
+ * "-name guest=foo,debug-threads=on" (",," is a literal comma).  A
+ * malloc()ed string or NULL (discover.c).
+ */
+char *kvmstats__guest_name(const char *cmdline, size_t len);
 int kvmstats__err(struct kvmstats *s, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

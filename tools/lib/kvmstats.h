@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/kvm.h>
 
 /* Older uapi headers lack some of these; the values are ABI. */
@@ -217,5 +218,92 @@ int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,
  * Stops at a NUL.  The one validator of the tools.
  */
 int kvmstats_utf8_len(const unsigned char *p);
+
+/*
+ * Discovery: the VMs of this host, from the KVM fds their processes hold
+ * (/proc/PID/fd links anon_inode:kvm-vm and anon_inode:kvm-vcpu:N), and
+ * their stats, through duplicates taken with pidfd_getfd() (root or
+ * ptrace access to the VMM).  Nothing changes VM state: the only ioctls
+ * issued ask for stats fds.  Every fd taken is checked to be the KVM fd
+ * the scan saw before it is used: the VMM may be hostile.
+ *
+ * The structs are filled by the library and read by the caller; their
+ * layout is part of libkvmstats.so.1 (arrays of them are returned), so a
+ * field added to them comes with a new soname.
+ */
+struct kvmstats_vcpu {
+	int id;			/* N of anon_inode:kvm-vcpu:N */
+	int fdnum;		/* vCPU fd in the VMM, -1 if only a stats fd was seen */
+	int stats_fdnum;	/* the VMM's kvm-vcpu-stats:N fd, or -1 */
+	struct kvmstats *st;	/* its stats; NULL until opened */
+	int open;		/* st is open */
+};
+
+/* One VMM process and the one VM attributed to it. */
+struct kvmstats_vm {
+	pid_t pid;
+	char comm[64];
+	char *guest;		/* QEMU's -name, NULL if none */
+	char uuid[40];		/* QEMU's -uuid, "" if none */
+	uid_t uid;		/* owner of /proc/PID */
+	int nr_vm_fds;		/* > 1: vCPUs attributed to the first VM */
+	int vm_fdnum;		/* first kvm-vm fd, or -1 */
+	int vm_stats_fdnum;	/* first kvm-vm-stats fd the VMM holds, or -1 */
+	int nr_vcpus;
+	struct kvmstats_vcpu *vcpus;	/* sorted by id */
+	struct kvmstats *vm;	/* the VM's own stats; NULL until opened */
+	int vm_open;		/* vm is open */
+	int vm_unavailable;	/* see KVMSTATS_VM_UNAVAILABLE */
+	int pidfd;		/* opened before /proc/PID/fd is read */
+	char err[256];		/* first error while opening stats */
+};
+
+/*
+ * Scan /proc for processes holding KVM VM or vCPU fds; only_pid > 0
+ * limits the scan to that process.  Returns how many were found, in a
+ * malloc()ed array *out sorted by pid (free with kvmstats_vms_free()), or
+ * -errno.  Processes the caller may not look into are skipped and
+ * counted in *denied (if not NULL).  No stats are opened yet.
+ */
+int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
+		      unsigned int *denied);
+
+/*
+ * Open the stats of vm's VM and of each vCPU (only_vcpu -1), of vCPU
+ * only_vcpu only, or of the VM only (KVMSTATS_VM_ONLY).  The stats fd
+ * comes from KVM_GET_STATS_FD on a duplicate of the VMM's fd; KVM answers
+ * that only in the VMM, so then from kvm_statsfd.ko's /dev/kvm-statsfd,
+ * then from a stats fd the VMM holds.  Returns 0 if everything asked for
+ * opened, else -errno with the first problem in vm->err (what opened
+ * stays open).  May be called again: only what is not open is tried.
+ */
+int kvmstats_vm_open(struct kvmstats_vm *vm, int only_vcpu);
+#define KVMSTATS_VM_ONLY	(-2)
+
+/*
+ * Why vm->vm_unavailable is set: KVM refused the VM's stats fd (EIO),
+ * there is no kvm_statsfd.ko to ask and the VMM keeps no VM stats fd to
+ * borrow; QEMU 8.1 and later keep one per vCPU only.  Not counted as a
+ * failure when a vCPU's stats opened: KVM's VM-wide stats are no sum of
+ * the vCPUs', so nothing stands in for them.
+ */
+#define KVMSTATS_VM_UNAVAILABLE	"the VM's own stats are unavailable: KVM refuses KVM_GET_STATS_FD from outside the VMM process (EIO), the VMM keeps no VM stats fd to borrow (QEMU keeps none: 8.1 and later keep one per vCPU only) and there is no /dev/kvm-statsfd (load kvm_statsfd.ko)"
+
+/* True once the VMM process has exited (its pidfd polls readable). */
+int kvmstats_vm_exited(const struct kvmstats_vm *vm);
+/*
+ * Close vm's stats and pidfd.  Stats fds hold a reference on the VM: close
+ * them promptly once the VMM has exited, or its memory stays allocated.
+ */
+void kvmstats_vm_close(struct kvmstats_vm *vm);
+/* Close and free what kvmstats_discover() returned. */
+void kvmstats_vms_free(struct kvmstats_vm *vms, int n);
+
+/*
+ * Whether fd is a KVM fd of the kind what names, by /proc/self/fd/FD's
+ * link: "kvm-vm", "kvm-vm-stats", and, with a trailing ':' taking a
+ * number, "kvm-vcpu:" and "kvm-vcpu-stats:".  Names only KVM gives.
+ */
+int kvmstats_fd_is(int fd, const char *what);
 
 #endif /* KVMSTATS_H */
