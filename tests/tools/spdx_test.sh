@@ -67,6 +67,9 @@ spdx_of() {
 # allowed PATH: the expressions PATH may carry, one a line.
 allowed() {
 	case $1 in
+	# Data generated from the kernel's uapi headers keeps their licence.
+	tools/lib/exit_tables.c)
+		echo "$UAPI_LICENSE" ;;
 	tools/lib/*)
 		echo "$LIB_LICENSE" ;;
 	include/kvm_statsfd/uapi.h | include/kvm_statsfd/stats_dev.h)
@@ -110,17 +113,18 @@ printf '#!/bin/sh\n# SPDX-License-Identifier: GPL-2.0\n' > "$T/script.sh"
 printf '.. SPDX-License-Identifier: GPL-2.0\n' > "$T/doc.rst"
 printf '<!-- SPDX-License-Identifier: GPL-2.0 -->\n' > "$T/doc.md"
 r=$(judge "$T/none.c" src/none.c)
-ok $([ -n "$r" ]; echo $?) "checker: a file without SPDX-License-Identifier is refused" "$r"
+ok "$([ -n "$r" ]; echo $?)" "checker: a file without SPDX-License-Identifier is refused" "$r"
 r=$(judge "$T/gpl.c" tools/lib/parse.c)
-ok $([ -n "$r" ]; echo $?) "checker: GPL-2.0 in tools/lib/ is refused" "$r"
+ok "$([ -n "$r" ]; echo $?)" "checker: GPL-2.0 in tools/lib/ is refused" "$r"
 r=$(judge "$T/lib.h" src/main.c)
-ok $([ -n "$r" ]; echo $?) "checker: the library's licence in src/ is refused" "$r"
+ok "$([ -n "$r" ]; echo $?)" "checker: the library's licence in src/ is refused" "$r"
 r=$(judge "$T/lib.h" tools/lib/kvmstats.h; judge "$T/gpl.c" src/main.c
     judge "$T/script.sh" tests/x.sh; judge "$T/doc.rst" Documentation/x.rst
     judge "$T/doc.md" README.md)
-ok $([ -z "$r" ]; echo $?) "checker: C, script, reST and Markdown identifiers are read" "$r"
+ok "$([ -z "$r" ]; echo $?)" "checker: C, script, reST and Markdown identifiers are read" "$r"
 r=$(texts_missing "GPL-2.0 WITH No-such-note OR MIT")
-ok $([ "$(echo $r)" = "No-such-note MIT" ]; echo $?) \
+# shellcheck disable=SC2086,SC2116 # squash the spaces
+ok "$([ "$(echo $r)" = "No-such-note MIT" ]; echo $?)" \
 	"checker: an identifier without its text in LICENSES/ is found" "got: $r"
 
 # The tree.
@@ -132,7 +136,7 @@ if ! files=$(git -C "$TOP" ls-files 2>/dev/null) || [ -z "$files" ]; then
 	[ "$fail" = 0 ]
 	exit
 fi
-bad= used=
+bad="" used=""
 for f in $files; do
 	exempt "$f" && continue
 	[ -f "$TOP/$f" ] && [ ! -L "$TOP/$f" ] || continue
@@ -142,14 +146,15 @@ $r"
 	used="$used
 $(spdx_of "$TOP/$f")"
 done
-ok $([ -z "$bad" ]; echo $?) \
+ok "$([ -z "$bad" ]; echo $?)" \
 	"every tracked file has an SPDX-License-Identifier allowed in its directory" \
 	"$(echo "$bad" | sed '/^$/d' | head -n 40)"
 missing=
 for e in $(echo "$used" | sort -u | tr ' ' '\n' | sort -u); do
 	missing="$missing $(texts_missing "$e")"
 done
-ok $([ -z "$(echo $missing)" ]; echo $?) \
+# shellcheck disable=SC2086,SC2116 # squash the spaces
+ok "$([ -z "$(echo $missing)" ]; echo $?)" \
 	"every licence and exception used has its text under LICENSES/" \
 	"missing:$missing"
 for f in COPYING $LIB_LICENSE; do
