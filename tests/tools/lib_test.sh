@@ -119,6 +119,12 @@ for kind in shared static; do
 	ok $? "the example ($kind, NEEDED libkvmstats: $needed) reads a stats file" \
 		"status $r:" "$(cat "$T/got")"
 done
+# The discovery example runs (this host has no VMs, or it lists them).
+LD_LIBRARY_PATH=$D/usr/lib timeout 20 "$T/ex-shared/vm_exits" -1 > "$T/got" 2>&1
+r=$?
+[ "$r" = 0 ] && grep -q -e '^no KVM VMs on this host$' -e ' exits/s$' "$T/got"
+ok $? "the discovery example (vm_exits -1) finds this host's VMs or says there are none" \
+	"status $r:" "$(head -n 5 "$T/got")"
 
 # Exit-reason names come from the generated tables, not this machine's
 # headers; regenerated from them, when they are the same kernel's, the
