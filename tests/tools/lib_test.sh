@@ -88,6 +88,15 @@ printf '#include <kvmstats/kvmstats.h>\nvoid f(void) { kvmstats_free(kvmstats_ne
 cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$D/usr/include" -c -o "$T/h.o" "$T/h.c" \
 	> "$T/out" 2>&1
 ok $? "<kvmstats/kvmstats.h> compiles on its own (C99, -pedantic -Werror)" "$(cat "$T/out")"
+if command -v c++ > /dev/null; then
+	printf '#include <kvmstats/kvmstats.h>\nint main() { kvmstats_free(kvmstats_new()); }\n' \
+		> "$T/h.cc"
+	c++ -std=c++11 -pedantic -Wall -Wextra -Werror -I"$D/usr/include" -o "$T/hpp" \
+		"$T/h.cc" -L"$D/usr/lib" -lkvmstats > "$T/out" 2>&1 &&
+		LD_LIBRARY_PATH=$D/usr/lib "$T/hpp" >> "$T/out" 2>&1
+	ok $? "a C++ program includes <kvmstats/kvmstats.h>, links and runs (extern \"C\")" \
+		"$(cat "$T/out")"
+fi
 
 # A stats file to read: id "kvm-4242", a counter and a time in ns.
 python3 - "$T/fixture" <<'EOF'

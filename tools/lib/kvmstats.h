@@ -20,6 +20,10 @@
 #include <sys/types.h>
 #include <linux/kvm.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Older uapi headers lack some of these; the values are ABI. */
 #ifndef KVM_GET_STATS_FD
 #define KVM_GET_STATS_FD		_IO(KVMIO, 0xce)
@@ -305,5 +309,9 @@ void kvmstats_vms_free(struct kvmstats_vm *vms, int n);
  * number, "kvm-vcpu:" and "kvm-vcpu-stats:".  Names only KVM gives.
  */
 int kvmstats_fd_is(int fd, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KVMSTATS_H */
