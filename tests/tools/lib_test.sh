@@ -69,6 +69,15 @@ done
 ok "$([ -z "$missing" ]; echo $?)" \
 	"install places the .so and its links, the .a, <kvmstats/kvmstats.h>, the .pc and libkvmstats(3)" \
 	"missing:$missing"
+nman=0
+while read -r f; do
+	[ "$(cat "$D/usr/share/man/man3/$f.3" 2>/dev/null)" = ".so man3/libkvmstats.3" ] &&
+		nman=$((nman + 1))
+done < "$T/declared"
+[ "$nman" = "$(wc -l < "$T/declared")" ] &&
+	man -l "$D/usr/share/man/man3/libkvmstats.3" 2>/dev/null | grep -q 'THREAD SAFETY'
+ok $? "man 3 kvmstats_open and the other $((nman - 1)) functions lead to libkvmstats(3)" \
+	"$nman of $(wc -l < "$T/declared") found"
 grep -qx 'libdir=/usr/lib' "$D/usr/lib/pkgconfig/libkvmstats.pc" &&
 	grep -qx 'includedir=/usr/include' "$D/usr/lib/pkgconfig/libkvmstats.pc"
 ok $? "the installed .pc names the install's PREFIX, not the build's default" \
