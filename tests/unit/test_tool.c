@@ -303,19 +303,11 @@ static void test_exit_reasons(void)
  * fallback "code_0x%03x" / "reason_%u".
  */
 #ifdef HAVE_X86_EXIT_TABLES
-static const struct { unsigned long long code; const char *kname; } ksvm[] = {
+static const struct kvmstats__exit_name host_svm[] = {
 	SVM_EXIT_REASONS
-}, kvmx[] = {
+}, host_vmx[] = {
 	VMX_EXIT_REASONS
 };
-#define NKSVM	(sizeof(ksvm) / sizeof(ksvm[0]))
-#define NKVMX	(sizeof(kvmx) / sizeof(kvmx[0]))
-#else
-#define ksvm	kvmstats__svm_exits
-#define kvmx	kvmstats__vmx_exits
-#define NKSVM	kvmstats__svm_exits_n
-#define NKVMX	kvmstats__vmx_exits_n
-#define kname	name
 #endif
 
 static const struct kvmstats_desc exit_desc_svm = {
@@ -332,18 +324,27 @@ static void test_uapi_exit_tables(void)
 	const char *want_vmx[KVM_STATSFD_VMX_BUCKETS] = { NULL };
 	unsigned int i, idx, kernel_named = 0, bad = 0;
 	char name[64], fb[32];
+#ifdef HAVE_X86_EXIT_TABLES
+	const struct kvmstats__exit_name *ksvm = host_svm, *kvmx = host_vmx;
+	unsigned int nksvm = sizeof(host_svm) / sizeof(host_svm[0]);
+	unsigned int nkvmx = sizeof(host_vmx) / sizeof(host_vmx[0]);
+#else
+	const struct kvmstats__exit_name *ksvm = kvmstats__svm_exits;
+	const struct kvmstats__exit_name *kvmx = kvmstats__vmx_exits;
+	unsigned int nksvm = kvmstats__svm_exits_n, nkvmx = kvmstats__vmx_exits_n;
+#endif
 
-	for (i = 0; i < NKSVM; i++) {
+	for (i = 0; i < nksvm; i++) {
 		if (ksvm[i].code > 0xffffffffull)
 			continue;	/* SVM_EXIT_ERR: "other" by definition */
 		idx = kvm_statsfd_svm_index((unsigned int)ksvm[i].code);
 		if (idx != KVM_STATSFD_SVM_OTHER && !want_svm[idx])
-			want_svm[idx] = ksvm[i].kname;
+			want_svm[idx] = ksvm[i].name;
 	}
-	for (i = 0; i < NKVMX; i++) {
+	for (i = 0; i < nkvmx; i++) {
 		idx = kvm_statsfd_vmx_index((unsigned int)kvmx[i].code);
 		if (idx != KVM_STATSFD_VMX_OTHER && !want_vmx[idx])
-			want_vmx[idx] = kvmx[i].kname;
+			want_vmx[idx] = kvmx[i].name;
 	}
 	for (i = 0; i < KVM_STATSFD_SVM_BUCKETS; i++) {
 		if (want_svm[i])
