@@ -82,6 +82,13 @@ grep -qx 'libdir=/usr/lib' "$D/usr/lib/pkgconfig/libkvmstats.pc" &&
 	grep -qx 'includedir=/usr/include' "$D/usr/lib/pkgconfig/libkvmstats.pc"
 ok $? "the installed .pc names the install's PREFIX, not the build's default" \
 	"$(cat "$D/usr/lib/pkgconfig/libkvmstats.pc")"
+# One version everywhere: the .so's file name, the .pc, the header.
+pcv=$(PKG_CONFIG_PATH=$D/usr/lib/pkgconfig pkg-config --modversion libkvmstats 2>&1)
+hv=$(sed -n 's/^#define KVMSTATS_VERSION_\(MAJOR\|MINOR\)[[:space:]]*\([0-9]*\)$/\2/p' \
+	"$D/usr/include/kvmstats/kvmstats.h" | paste -sd .)
+[ -e "$D/usr/lib/libkvmstats.so.$pcv" ] && [ "${pcv%.*}" = "$hv" ] &&
+	[ "libkvmstats.so.${hv%%.*}" = "$soname" ]
+ok $? "one version: libkvmstats.so.$pcv, pkg-config $pcv, header $hv, soname $soname"
 r=0
 for s in install-lib install-dev; do
 	make -s -C "$TOP/tools" O="$B" DESTDIR="$T/$s" PREFIX=/usr "$s" > "$T/out" 2>&1 || r=1
