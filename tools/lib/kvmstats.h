@@ -53,6 +53,11 @@ extern "C" {
 #define KVMSTATS_HDR_SIZE		24u
 #define KVMSTATS_DESC_FIXED		16u
 
+/*
+ * One statistic.  Descriptors are only ever handed out by pointer
+ * (kvmstats_desc_at(), kvmstats_find()): fields may be added at the end
+ * in a later 1.x.
+ */
 struct kvmstats_desc {
 	uint32_t flags;		/* raw descriptor flags */
 	int16_t exponent;
@@ -66,11 +71,6 @@ struct kvmstats_desc {
 	unsigned int type, unit, base;
 	const char *name;	/* NUL-terminated, owned by struct kvmstats */
 };
-
-/*
- * Descriptors are only ever handed out by pointer (kvmstats_desc_at(),
- * kvmstats_find()): fields may be added at the end in a later 1.x.
- */
 
 /*
  * A handle on one stats file: opaque, so that what it keeps can change
