@@ -8,7 +8,8 @@
 #   make install-module  install the module for that kernel (modules_install, depmod);
 #                        INSTALL_MOD_PATH=DIR installs under DIR instead of /
 #   make install-tools   kvm-statsfd, kvm-statsfd-exporter, their man pages, bash
-#                        completion and the exporter's systemd unit (DESTDIR, PREFIX)
+#                        completion and the exporter's systemd unit, and libkvmstats
+#                        (.so, .a, header, .pc, man page) (DESTDIR, PREFIX, LIBDIR)
 #   make check           everything, on Debian 6.1 and 6.12 booted under QEMU
 #   make demo            boot a guest, load the module, show a running VM's stats
 #   make kselftest       run the selftests here, on a real KVM host, as root

@@ -14,7 +14,13 @@ set -euo pipefail
 # release's compiler (tests/vm/chroot.sh); the keyring checks that
 # release's archive.  gcc-multilib (libc6-dev-i386) builds the 32-bit
 # selftest of KVM's compat ioctl path (tests/selftests/compat_ioctl_test.c).
+# libkvmstats is also built and unit-tested for arm64 (make -C tests/unit
+# run-arm64) with clang, the arm64 cross libc and libgcc, binutils' arm64
+# ld, and qemu-user to run the tests: not gcc-aarch64-linux-gnu, which
+# Debian 12 will not install beside gcc-multilib (installing it removes
+# gcc-multilib).
 PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
+clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
 libmicrohttpd-dev zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso

@@ -199,7 +199,7 @@ struct set {
 static void set_open(struct set *s, const struct vm *vm,
 		     unsigned int native_descs)
 {
-	struct kvmstats ks;
+	struct kvmstats ks = { 0 };
 	unsigned int d;
 	int i;
 
@@ -223,7 +223,7 @@ static void set_open(struct set *s, const struct vm *vm,
 /* Where the data block of stats fd @fd lies, from its header. */
 static void data_block_of(int fd, uint64_t *off, size_t *len)
 {
-	struct kvmstats ks;
+	struct kvmstats ks = { 0 };
 
 	if (kvmstats_open(&ks, dup(fd)))
 		die(ks.err, EBADMSG);
@@ -510,7 +510,7 @@ static int bench_vm(int n, int first)
 		size_t own = mod.data_len - mod.native_len;
 		uint64_t map_off = 0;
 		double one[RUNS];
-		struct kvmstats ks;
+		struct kvmstats ks = { 0 };
 		void *m;
 
 		m = mmap(NULL, (own + 4095) & ~(size_t)4095, PROT_READ,

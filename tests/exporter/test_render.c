@@ -358,7 +358,7 @@ static void test_format_double(void)
 
 static void test_names(void)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	char buf[256];
 	unsigned int i;
 	static const char *const want[] = {
@@ -387,7 +387,7 @@ static void test_names(void)
 
 static void test_render(void)
 {
-	struct kvmstats v0, v1, vm, w0;
+	struct kvmstats v0 = { 0 }, v1 = { 0 }, vm = { 0 }, w0 = { 0 };
 	struct prom_vcpu vc1[] = { { "0", &v0 }, { "1", &v1 }, { "2", NULL } };
 	struct prom_vcpu vc2[] = { { "0", &w0 } };
 	struct prom_vm vms[] = {
@@ -538,7 +538,7 @@ static void fill_vmx(struct img *im)
  */
 static void test_opts(void)
 {
-	struct kvmstats svm, vmx, c0;
+	struct kvmstats svm = { 0 }, vmx = { 0 }, c0 = { 0 };
 	struct prom_vcpu vc[] = { { "0", &c0 } };
 	struct prom_vm vms[] = {
 		{ .vm = "a", .info_pid = "1", .uuid = "", .source = "libvirt",

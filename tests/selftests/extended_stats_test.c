@@ -20,7 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"
 
@@ -137,7 +137,7 @@ TEST_F(ext, known_work_exact_counts)
 {
 	struct ks_vcpu *v = &self->vm.vcpu[0];
 	int outs = 0, ins = 0, mmio_w = 0, mmio_r = 0, r;
-	struct kvmstats s, vm;
+	struct kvmstats s = { 0 }, vm = { 0 };
 	uint64_t t0, wall, exits;
 	struct exit_map m;
 
@@ -227,7 +227,7 @@ TEST_F(ext, known_work_exact_counts)
 TEST_F(ext, vm_file_alone_counts_every_vcpu)
 {
 	struct ks_vm vm2;
-	struct kvmstats vm;
+	struct kvmstats vm = { 0 };
 	int i, r, outs = 0;
 
 	r = ks_vm_create(&vm2, ks_code_known_work, ks_code_known_work_len, 2);
@@ -360,7 +360,7 @@ TEST_F_TIMEOUT(ext, known_work_by_exit_reason, 300)
 	uint64_t host_exits, got, all = 0, t0 = now_ns();
 	struct ks_vcpu *v;
 	struct exit_map m;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	int r, snapped = 0;
 
 	ks_vm_destroy(&self->vm);

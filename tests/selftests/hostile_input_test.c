@@ -51,7 +51,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define NR_VCPUS	2
@@ -156,7 +156,7 @@ static void check_range(struct tally *t, int fd, const unsigned char *full,
 static void boundaries(struct __test_metadata *_metadata, int fd,
 		      size_t *blk, int *nblk, size_t *pt, int *npt, size_t cap)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int i;
 
 	ASSERT_EQ(0, kvmstats_open(&s, dup(fd))) TH_LOG("%s", s.err);
@@ -751,7 +751,7 @@ static void check_zeroes(struct __test_metadata *_metadata, int fd,
 {
 	const struct kvm_stats_header *h = (const void *)full;
 	unsigned char *covered = calloc(1, size);
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	size_t i, own_start = SIZE_MAX;
 	unsigned int d;
 	long bad_data = 0, own_nonzero = 0;

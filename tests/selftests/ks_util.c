@@ -21,7 +21,7 @@
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"
 
@@ -742,7 +742,7 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 		 unsigned int n, char *err, size_t err_len)
 {
 	const struct kvmstats_desc *d;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int i;
 	int fd, ret;
 
@@ -894,7 +894,7 @@ static int ks_range_cmp(const void *a, const void *b)
 int ks_data_block_check(int fd, char *why, size_t why_len)
 {
 	const struct kvmstats_desc *d;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	uint64_t (*r)[2] = NULL, end = 0, sum = 0;
 	unsigned char *block = NULL, *one = NULL, probe;
 	unsigned int i;

@@ -40,7 +40,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define MAX_DATA	(64 * 1024)
@@ -118,7 +118,7 @@ FIXTURE_SETUP(map)
 {
 	const struct kvmstats_desc *d;
 	unsigned char code[256];
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	size_t len;
 	int ret;
 
@@ -777,7 +777,7 @@ TEST_F(map, fork_shares_the_pages)
 TEST_F(map, library_reads_the_mapping)
 {
 	static uint64_t whole[MAX_DATA / 8];
-	struct kvmstats s, v;
+	struct kvmstats s = { 0 }, v = { 0 };
 	uint64_t off = ~0ull;
 	int ret;
 
@@ -828,7 +828,7 @@ TEST_F(map, vcpus_share_pages)
 	int sfd[SHARED_VCPUS], i, ret;
 	uint64_t line, slots;
 	unsigned char code[256];
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct ks_vm vm;
 	size_t len, map_len;
 	void *m;

@@ -24,7 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 #include "kvm_statsfd/stats_dev.h"
 
@@ -110,7 +110,7 @@ static void child_reads(struct __test_metadata *_metadata, struct ks_vm *vm,
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct child_view c = { 0 };
-		struct kvmstats s;
+		struct kvmstats s = { 0 };
 		int fd;
 
 		close(p[0]);

@@ -18,7 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define NR_VCPUS	3
@@ -108,7 +108,7 @@ static void check_format(struct __test_metadata *_metadata, int fd,
 {
 	const struct kvm_stats_header *h;
 	const struct kvmstats_desc *own;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned char raw[DESC_SIZE];
 	off_t size;
 	unsigned int i;
@@ -219,7 +219,7 @@ TEST_F(fd, vcpu_format)
 TEST_F(fd, vcpu_files_share_layout)
 {
 	unsigned char *a, *b;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	ssize_t na, nb;
 	int i;
 
@@ -246,7 +246,7 @@ static void check_id(struct __test_metadata *_metadata, int fd,
 		     const char *want)
 {
 	char raw[NAME_SIZE + 1] = "";
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 
 	/* Upstream readers take the id at 24, whatever id_offset says. */
 	ASSERT_EQ(NAME_SIZE, pread(fd, raw, NAME_SIZE, 24));
@@ -336,7 +336,7 @@ TEST_F(fd, sequential_read)
 TEST_F(fd, lseek)
 {
 	uint64_t want, got;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	off_t size;
 	int fd;
 
@@ -474,7 +474,7 @@ TEST_F(fd, proc_fd_names)
 TEST_F(fd, independent_fds)
 {
 	int a = self->vcpu_stats[0], b;
-	struct kvmstats sa, sb;
+	struct kvmstats sa = { 0 }, sb = { 0 };
 
 	NEED_SETUP();
 	b = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);

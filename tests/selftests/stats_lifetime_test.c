@@ -30,7 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define MAX_FILE	65536
@@ -150,7 +150,7 @@ static uint64_t hist(struct __test_metadata *_metadata, int fd,
 static void check_id(struct __test_metadata *_metadata, int fd,
 		     const char *want)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 
 	ASSERT_EQ(0, kvmstats_open(&s, dup(fd))) TH_LOG("%s", s.err);
 	EXPECT_STREQ(want, s.id);
@@ -494,7 +494,7 @@ TEST_F(life, many_vms_and_vcpus)
 TEST_F(life, rmmod_refused_while_fd_open)
 {
 	const struct ks_exit_codes *ec = &self->ec;
-	struct kvmstats ours, native;
+	struct kvmstats ours = { 0 }, native = { 0 };
 	unsigned char *our_descs = NULL;
 	unsigned int our_num_desc;
 	struct ks_vm vm;

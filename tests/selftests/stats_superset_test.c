@@ -37,7 +37,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define NR_VCPUS	3
@@ -169,7 +169,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *c,
 		      const char *mode)
 {
 	unsigned char code[256];
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	size_t len;
 	unsigned int j;
 	int ret, i, k;
@@ -288,7 +288,7 @@ static uint64_t stat_of(struct __test_metadata *_metadata, int fd,
 			const char *name, unsigned int i)
 {
 	const struct kvmstats_desc *d;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	uint64_t v;
 	int ret;
 
@@ -308,7 +308,7 @@ static uint64_t exit_hist(struct __test_metadata *_metadata, int fd,
 			  const struct ks_exit_codes *ec, uint64_t *h)
 {
 	const struct kvmstats_desc *d;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	uint64_t sum = 0;
 	unsigned int i;
 	int ret;
@@ -402,7 +402,7 @@ static int check_prefix_legacy(struct __test_metadata *_metadata,
 	char dir[128], path[512];
 	unsigned int i, nd = 0;
 	int found = 0, k;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct stat st;
 	off_t size;
 
@@ -548,7 +548,7 @@ static int check_values_legacy(struct __test_metadata *_metadata,
 			       struct ctx *c, int fd, int vcpu)
 {
 	uint64_t now[MAX_DBG], want;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int i;
 	int k, n = 0;
 
@@ -578,7 +578,7 @@ static void check_vcpu_sums_legacy(struct __test_metadata *_metadata,
 {
 	uint64_t now[MAX_DBG], sum[MAX_DBG] = { 0 };
 	int served[MAX_DBG] = { 0 };
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int j;
 	int i, k, n = 0;
 
@@ -740,7 +740,7 @@ static void check_own_layout(struct __test_metadata *_metadata, int fd,
 {
 	const struct kvmstats_desc *d;
 	uint32_t min_off = ~0u;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int i;
 	off_t size;
 
@@ -771,7 +771,7 @@ static void check_own_layout(struct __test_metadata *_metadata, int fd,
 TEST_F(own, layout)
 {
 	char mode[32] = "", want[64];
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	int i;
 
 	NEED_SETUP();

@@ -64,7 +64,7 @@
 
 #include "kselftest_harness.h"
 #include "ks_harness.h"
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
 #define MAX_FILE	65536
@@ -82,7 +82,7 @@ struct fd_info {
 
 static int fd_info_get(int fd, struct fd_info *fi, char *why, size_t wl)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	int ret, d = dup(fd);
 
 	memset(fi, 0, sizeof(*fi));
@@ -815,7 +815,7 @@ TEST_F_TIMEOUT(stress, read_after_creator_killed, TIMEOUT_S)
 		}
 		snprintf(want, sizeof(want), "kvm-%d", pid);
 		if (extra >= 0) {
-			struct kvmstats s;
+			struct kvmstats s = { 0 };
 
 			EXPECT_EQ(0, kvmstats_open(&s, extra)) TH_LOG("%s", s.err);
 			EXPECT_STREQ(want, s.id);
@@ -862,7 +862,7 @@ static void *rm_reader_fn(void *arg)
 		int which = ks_rnd(&rs) % nsrc;
 		int sfd = ioctl(r->src[which], KVM_GET_STATS_FD, 0);
 		int is_vm = which % (RM_VCPUS + 1) == 0;
-		struct kvmstats s;
+		struct kvmstats s = { 0 };
 		struct fd_info fi;
 		int ret, k;
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kvmstats.h"
+#include "internal.h"	/* white-box: reads the handle's fields */
 
 struct img_stat {
 	const char *name;

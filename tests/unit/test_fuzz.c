@@ -119,7 +119,7 @@ static unsigned int fd_runs;
 static unsigned int fuzz_fd(int mfd, const unsigned char *img, size_t len,
 			    const struct kvmstats *b, int b_ret)
 {
-	struct kvmstats f;
+	struct kvmstats f = { 0 };
 	unsigned int bad = 0;
 	int ret;
 
@@ -154,7 +154,7 @@ static void fuzz_base(struct img *base, unsigned int iters,
 	int mfd = memfd_create("kvmstats-fuzz", MFD_CLOEXEC), b_ret;
 	size_t cap = base->len + 64, len;
 	unsigned char *work = malloc(cap), *exact;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	unsigned int it, m, n;
 
 	for (it = 0; it < iters; it++) {

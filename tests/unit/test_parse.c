@@ -146,7 +146,7 @@ static void test_scale(const struct kvmstats *s)
 
 static void test_valid(void)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	int ret;
 
@@ -170,7 +170,7 @@ static void test_valid(void)
 /* Images that are unusual but valid. */
 static void test_accept(void)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	int ret;
 
@@ -327,7 +327,7 @@ static void mutate(struct img *im, const struct bad_case *c)
 static void test_bad(void)
 {
 	unsigned int i;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	unsigned char *copy;
 	int ret;
@@ -354,8 +354,52 @@ static void test_bad(void)
 	ok(kvmstats_parse(NULL, "", 0) == -EINVAL, "NULL struct is -EINVAL");
 }
 
+/* The opaque handle through the public API only, as a program sees it. */
+static void test_handle(void)
+{
+	const struct kvmstats_desc *d;
+	struct kvmstats *s = kvmstats_new();
+	unsigned int i, same = 1;
+	struct img im;
+	int ret;
+
+	if (!ok(s != NULL, "kvmstats_new: a handle"))
+		return;
+	ok(kvmstats_num_desc(s) == 0 && !kvmstats_id(s) && kvmstats_fd(s) == -1 &&
+	   !kvmstats_data(s) && kvmstats_data_size(s) == 0 &&
+	   !kvmstats_desc_at(s, 0) && !strcmp(kvmstats_errmsg(s), ""),
+	   "a new handle is empty: no stats, no id, fd -1, errmsg \"\"");
+	img_build(&im, "kvm-1234/vcpu-0", 48, img_valid, img_valid_n,
+		  LAYOUT_UPSTREAM);
+	ret = kvmstats_parse(s, im.buf, im.len);
+	ok(ret == 0 && kvmstats_num_desc(s) == img_valid_n &&
+	   !strcmp(kvmstats_id(s), "kvm-1234/vcpu-0") && kvmstats_fd(s) == -1,
+	   "accessors: %u stats, id '%s', no fd (parsed from memory)",
+	   kvmstats_num_desc(s), kvmstats_id(s) ? kvmstats_id(s) : "(null)");
+	for (i = 0; i < kvmstats_num_desc(s); i++) {
+		d = kvmstats_desc_at(s, i);
+		same &= d && kvmstats_find(s, d->name) == d &&
+			kvmstats_value(s, d, 0) == kvmstats_data(s)[d->offset / 8];
+	}
+	ok(same && !kvmstats_desc_at(s, kvmstats_num_desc(s)) && kvmstats_data_size(s) > 0,
+	   "kvmstats_desc_at(i) is what kvmstats_find() finds, values match kvmstats_data(); NULL past the end");
+	img_set_hdr(&im, H_NUM_DESC, 0xffffffffu);	/* absurd */
+	ret = kvmstats_parse(s, im.buf, im.len);
+	ok(ret < 0 && kvmstats_errmsg(s)[0] && kvmstats_num_desc(s) == 0 && !kvmstats_id(s),
+	   "a failed parse leaves the handle empty, kvmstats_errmsg says why (%s)",
+	   kvmstats_errmsg(s));
+	kvmstats_free(s);
+	kvmstats_free(NULL);
+	ok(1, "kvmstats_free closes and frees (ASan checks), NULL is a no-op");
+	ok(!strcmp(kvmstats_errmsg(NULL), "no handle") && kvmstats_num_desc(NULL) == 0 &&
+	   !kvmstats_desc_at(NULL, 0) && kvmstats_fd(NULL) == -1,
+	   "accessors take NULL");
+	img_free(&im);
+}
+
 void test_parse(void)
 {
+	test_handle();
 	test_valid();
 	test_accept();
 	test_bad();

@@ -5,10 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The exit names are checked against the build host's own kernel tables
+ * where it has them (x86); elsewhere (the arm64 run under qemu-user)
+ * against the generated ones, which still checks the bucket mapping.
+ */
+#if defined(__x86_64__) || defined(__i386__)
 #include <asm/svm.h>
 #include <asm/vmx.h>
+#define HAVE_X86_EXIT_TABLES	1
+#endif
 
-#include "discover.h"
+#include "kvmstats.h"
 #include "kvm_statsfd/uapi.h"
 #include "image.h"
 #include "json.h"
@@ -16,8 +24,13 @@
 #include "tap.h"
 #include "tests.h"
 
-/* Run fn against a memstream; returns malloc()ed output. */
-static char *capture(void (*fn)(FILE *f, void *arg), void *arg)
+/*
+ * Run fn against a memstream; returns malloc()ed output.  Not inlined:
+ * gcc 12 at -O2 without sanitizers (make valgrind) then takes the result
+ * for a pointer to the local it was stored through (-Wdangling-pointer).
+ */
+static __attribute__((noinline)) char *capture(void (*fn)(FILE *f, void *arg),
+						void *arg)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -114,7 +127,7 @@ static void test_json(void)
 static void check_guest(const char *cmd, size_t len, const char *want,
 			const char *what)
 {
-	char *got = guest_name_from_cmdline(cmd, len);
+	char *got = kvmstats__guest_name(cmd, len);
 
 	ok(want ? got && !strcmp(got, want) : !got,
 	   "guest name: %s -> %s", what, got ? got : "(none)");
@@ -162,7 +175,7 @@ static const struct img_stat tiny[] = {
 
 static void test_output(void)
 {
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	char *got;
 
@@ -221,7 +234,7 @@ static const struct img_stat reasons[] = {
 static void test_exit_reasons(void)
 {
 	const struct kvmstats_desc *svm, *vmx, *xyz;
-	struct kvmstats s;
+	struct kvmstats s = { 0 };
 	struct img im;
 	char *got;
 
@@ -294,11 +307,13 @@ static void test_exit_reasons(void)
  * through the inverse), and every other bucket below the last is the
  * fallback "code_0x%03x" / "reason_%u".
  */
-static const struct { unsigned long long code; const char *kname; } ksvm[] = {
+#ifdef HAVE_X86_EXIT_TABLES
+static const struct kvmstats__exit_name host_svm[] = {
 	SVM_EXIT_REASONS
-}, kvmx[] = {
+}, host_vmx[] = {
 	VMX_EXIT_REASONS
 };
+#endif
 
 static const struct kvmstats_desc exit_desc_svm = {
 	.name = KVM_STATSFD_EXIT_STAT_SVM, .type = KVM_STATS_TYPE_LINEAR_HIST,
@@ -314,18 +329,27 @@ static void test_uapi_exit_tables(void)
 	const char *want_vmx[KVM_STATSFD_VMX_BUCKETS] = { NULL };
 	unsigned int i, idx, kernel_named = 0, bad = 0;
 	char name[64], fb[32];
+#ifdef HAVE_X86_EXIT_TABLES
+	const struct kvmstats__exit_name *ksvm = host_svm, *kvmx = host_vmx;
+	unsigned int nksvm = sizeof(host_svm) / sizeof(host_svm[0]);
+	unsigned int nkvmx = sizeof(host_vmx) / sizeof(host_vmx[0]);
+#else
+	const struct kvmstats__exit_name *ksvm = kvmstats__svm_exits;
+	const struct kvmstats__exit_name *kvmx = kvmstats__vmx_exits;
+	unsigned int nksvm = kvmstats__svm_exits_n, nkvmx = kvmstats__vmx_exits_n;
+#endif
 
-	for (i = 0; i < sizeof(ksvm) / sizeof(ksvm[0]); i++) {
+	for (i = 0; i < nksvm; i++) {
 		if (ksvm[i].code > 0xffffffffull)
 			continue;	/* SVM_EXIT_ERR: "other" by definition */
 		idx = kvm_statsfd_svm_index((unsigned int)ksvm[i].code);
 		if (idx != KVM_STATSFD_SVM_OTHER && !want_svm[idx])
-			want_svm[idx] = ksvm[i].kname;
+			want_svm[idx] = ksvm[i].name;
 	}
-	for (i = 0; i < sizeof(kvmx) / sizeof(kvmx[0]); i++) {
+	for (i = 0; i < nkvmx; i++) {
 		idx = kvm_statsfd_vmx_index((unsigned int)kvmx[i].code);
 		if (idx != KVM_STATSFD_VMX_OTHER && !want_vmx[idx])
-			want_vmx[idx] = kvmx[i].kname;
+			want_vmx[idx] = kvmx[i].name;
 	}
 	for (i = 0; i < KVM_STATSFD_SVM_BUCKETS; i++) {
 		if (want_svm[i])

@@ -465,6 +465,7 @@ host_kbuild_case "lint (checkpatch --strict, W=1 and sparse on every kernel)" \
 	env LINT_REUSE=1 "$TOP/tests/vm/lint.sh" "$RUN/kernels"
 MAKE_QUIET="make -s --no-print-directory"
 host_suite unit $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit" run
+host_suite unit-arm64 $MAKE_QUIET -C "$TOP/tests/unit" OUT="$BUILD/unit-arm64" run-arm64
 host_suite exporter-unit $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" run
 host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \

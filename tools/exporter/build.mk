@@ -18,8 +18,6 @@
 
 EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c exporter/identity.c
 EXP_OBJS := $(EXP_SRCS:%.c=$(O)/obj/%.o)
-# The one discovery implementation, shared with kvm-statsfd.
-EXP_SHARED := $(O)/obj/kvm-statsfd/discover.o
 EXP := $(O)/kvm-statsfd-exporter
 EXP_GUEST_DIR := $(O)/exporter-guest
 EXP_GUEST := $(EXP_GUEST_DIR)/kvm-statsfd-exporter
@@ -34,9 +32,9 @@ all: exporter-guest
 endif
 
 .PHONY: exporter-guest install-exporter
-install: install-exporter
+install-tools: install-exporter
 
-$(EXP_OBJS): CPPFLAGS += -Ikvm-statsfd -I../include $(MHD_CFLAGS)
+$(EXP_OBJS): CPPFLAGS += -I../include $(MHD_CFLAGS)
 $(EXP_OBJS): | exporter-have-mhd
 
 .PHONY: exporter-have-mhd
@@ -44,16 +42,16 @@ exporter-have-mhd:
 	@pkg-config --exists libmicrohttpd 2>/dev/null || [ -e /usr/include/microhttpd.h ] || \
 		{ echo "kvm-statsfd-exporter needs libmicrohttpd (Debian: libmicrohttpd-dev; scripts/install-deps.sh)" >&2; exit 1; }
 
-$(EXP): $(EXP_OBJS) $(EXP_SHARED) $(LIB)
-	$(CC) $(EXP_LDFLAGS) -o $@ $(EXP_OBJS) $(EXP_SHARED) $(LIB) $(MHD_LIBS) $(LDLIBS)
+$(EXP): $(EXP_OBJS) $(LIB)
+	$(CC) $(EXP_LDFLAGS) -o $@ $(EXP_OBJS) $(LIB) $(MHD_LIBS) $(LDLIBS)
 
 exporter-guest: $(EXP_GUEST)
 
-$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(EXP_SHARED) $(LIB) exporter/guest-libs.sh \
+$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(LIB) exporter/guest-libs.sh \
 		exporter/build.mk
 	@rm -rf $(EXP_GUEST_DIR) && mkdir -p $(EXP_GUEST_DIR)
 	$(CC) $(EXP_LDFLAGS) -Wl,--dynamic-linker=/bin/ld-linux-x86-64.so.2 \
-		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(EXP_SHARED) $(LIB) \
+		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(LIB) \
 		$(MHD_LIBS) $(LDLIBS)
 	sh exporter/guest-libs.sh $(EXP) $(EXP_GUEST_DIR)
 	mv $@.tmp $@

@@ -407,8 +407,8 @@ static int collect_file(struct table *t, const struct prom_vm *vm,
 	struct family *f;
 	unsigned int i;
 
-	for (i = 0; i < s->num_desc; i++) {
-		mem.d = &s->descs[i];
+	for (i = 0; i < kvmstats_num_desc(s); i++) {
+		mem.d = kvmstats_desc_at(s, i);
 		if (map_stat(s, mem.d, vcpu != NULL, &m) < 0) {
 			res->skipped++;
 			continue;

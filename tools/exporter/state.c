@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * VM bookkeeping between scrapes.  Discovery itself is kvm-statsfd's
- * (discover_vms(), vm_open_stats()): one implementation for both tools.
+ * VM bookkeeping between scrapes.  Discovery itself is libkvmstats'
+ * (kvmstats_discover(), kvmstats_vm_open()): one implementation for both
+ * tools.
  *
  * A VM is identified by its VMM's pid while the pidfd we hold for it has
  * not polled readable, so a reused pid is a new VM.  A VMM that is still
@@ -22,7 +23,7 @@ static void entry_free(struct vm_entry *v, int verbose, const char *why)
 	if (verbose)
 		fprintf(stderr, "kvm-statsfd-exporter: pid %s: %s, closing its stats\n",
 			v->pid, why);
-	vm_close_stats(&v->p);
+	kvmstats_vm_close(&v->p);
 	free(v->p.vcpus);
 	free(v->p.guest);
 	v->p.vcpus = NULL;
@@ -34,7 +35,7 @@ unsigned int exporter_reap(struct exporter *e)
 	unsigned int i, k = 0, gone = 0;
 
 	for (i = 0; i < e->nr; i++) {
-		if (e->vms[i].p.pidfd >= 0 && vm_proc_exited(&e->vms[i].p)) {
+		if (e->vms[i].p.pidfd >= 0 && kvmstats_vm_exited(&e->vms[i].p)) {
 			entry_free(&e->vms[i], e->verbose, "VMM exited");
 			gone++;
 			continue;
@@ -57,7 +58,7 @@ static struct vm_entry *find_entry(struct exporter *e, pid_t pid)
 
 static int cmp_vcpu(const void *a, const void *b)
 {
-	const struct vcpu_ref *x = a, *y = b;
+	const struct kvmstats_vcpu *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
@@ -67,9 +68,9 @@ static int cmp_vcpu(const void *a, const void *b)
  * created since are added, fd numbers of stats not yet open updated.
  * Open stats are kept as they are.
  */
-static int merge(struct vm_proc *old, const struct vm_proc *fresh)
+static int merge(struct kvmstats_vm *old, const struct kvmstats_vm *fresh)
 {
-	struct vcpu_ref *v;
+	struct kvmstats_vcpu *v;
 	int i, k;
 
 	if (!old->vm_open) {
@@ -78,7 +79,7 @@ static int merge(struct vm_proc *old, const struct vm_proc *fresh)
 	}
 	old->nr_vm_fds = fresh->nr_vm_fds;
 	for (i = 0; i < fresh->nr_vcpus; i++) {
-		const struct vcpu_ref *f = &fresh->vcpus[i];
+		const struct kvmstats_vcpu *f = &fresh->vcpus[i];
 
 		for (k = 0; k < old->nr_vcpus; k++)
 			if (old->vcpus[k].id == f->id)
@@ -96,14 +97,14 @@ static int merge(struct vm_proc *old, const struct vm_proc *fresh)
 		old->vcpus = v;
 		v = &v[old->nr_vcpus++];
 		*v = *f;
-		v->st.fd = -1;
+		v->st = NULL;
 		v->open = 0;
 	}
 	qsort(old->vcpus, old->nr_vcpus, sizeof(*old->vcpus), cmp_vcpu);
 	return 0;
 }
 
-static int all_open(const struct vm_proc *p, int vcpus)
+static int all_open(const struct kvmstats_vm *p, int vcpus)
 {
 	int i;
 
@@ -119,16 +120,16 @@ static int all_open(const struct vm_proc *p, int vcpus)
 static int rescan(struct exporter *e)
 {
 	struct vm_entry *nv, *old;
-	struct vm_proc *fresh;
+	struct kvmstats_vm *fresh;
 	unsigned int i, k, nr = 0;
 	int n, ret = 0;
 
-	n = discover_vms(&fresh, 0);
+	n = kvmstats_discover(&fresh, 0, NULL);
 	if (n < 0)
 		return n;
 	nv = calloc(n ? n : 1, sizeof(*nv));
 	if (!nv) {
-		free_vms(fresh, n);
+		kvmstats_vms_free(fresh, n);
 		return -ENOMEM;
 	}
 	for (i = 0; i < (unsigned int)n; i++) {
@@ -162,15 +163,15 @@ static int rescan(struct exporter *e)
 		if (e->vms[k].p.pid)
 			entry_free(&e->vms[k], e->verbose, "no KVM fds any more");
 	free(e->vms);
-	free_vms(fresh, n);	/* fds never opened; vcpus/guest moved out */
+	kvmstats_vms_free(fresh, n);	/* fds never opened; vcpus/guest moved out */
 	e->vms = nv;
 	e->nr = nr;
 	return ret;
 }
 
 /*
- * QEMU without the module (discover.h, VM_UNAVAILABLE): not an error,
- * said once per VM.
+ * QEMU without the module (kvmstats.h, KVMSTATS_VM_UNAVAILABLE): not an
+ * error, said once per VM.
  */
 static void note_unavailable(struct exporter *e, struct vm_entry *v)
 {
@@ -183,7 +184,7 @@ static void note_unavailable(struct exporter *e, struct vm_entry *v)
 	if (e->opts.vcpu && !vcpus)
 		return;		/* nothing read at all: an error, reported */
 	fprintf(stderr, "kvm-statsfd-exporter: note: pid %s: %s; %s (kvm_vm_stats_available 0)\n",
-		v->pid, VM_UNAVAILABLE,
+		v->pid, KVMSTATS_VM_UNAVAILABLE,
 		e->opts.vcpu ? "its vCPUs' stats are exported from the stats fds the VMM keeps" :
 		"no VM-wide series of it are exported: --vcpu exports its vCPUs' stats where the VMM keeps stats fds (QEMU 8.1 and later)");
 	v->noted = 1;
@@ -206,19 +207,19 @@ static void report(struct vm_entry *v)
  */
 static int is_race(struct vm_entry *v, int err)
 {
-	if (vm_proc_exited(&v->p))
+	if (kvmstats_vm_exited(&v->p))
 		return 1;
 	return err == -ESRCH || err == -EBADF || err == -ENOENT;
 }
 
 static void refresh_one(struct exporter *e, struct vm_entry *v,
-			struct kvmstats *st, int *open, const char *what)
+			struct kvmstats **st, int *open, const char *what)
 {
 	int ret;
 
 	if (!*open)
 		return;
-	ret = kvmstats_refresh(st);
+	ret = kvmstats_refresh(*st);
 	if (!ret)
 		return;
 	/* A VM KVM marked dead gives EIO: close it, retried next scrape. */
@@ -226,11 +227,13 @@ static void refresh_one(struct exporter *e, struct vm_entry *v,
 		e->races++;
 	} else {
 		snprintf(v->p.err, sizeof(v->p.err),
-			 "pid %s %s: reading stats: %s", v->pid, what, st->err);
+			 "pid %s %s: reading stats: %s", v->pid, what,
+			 kvmstats_errmsg(*st));
 		report(v);
 		e->errors++;
 	}
-	kvmstats_close(st);
+	kvmstats_free(*st);
+	*st = NULL;
 	*open = 0;
 }
 
@@ -286,7 +289,7 @@ int exporter_scrape(struct exporter *e, FILE *f)
 		struct vm_entry *v = &e->vms[i];
 
 		if (!all_open(&v->p, e->opts.vcpu)) {
-			ret = vm_open_stats(&v->p, e->opts.vcpu ? -1 : VM_STATS_ONLY);
+			ret = kvmstats_vm_open(&v->p, e->opts.vcpu ? -1 : KVMSTATS_VM_ONLY);
 			/*
 			 * A VM whose stats cannot be opened (KVM refusing an
 			 * outsider, no stats fd to borrow) stays so: one
@@ -319,20 +322,20 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	if (!pm || !pv || !ids)
 		goto out;
 	for (i = 0, nv = 0; i < e->nr; i++) {
-		struct vm_proc *p = &e->vms[i].p;
+		struct kvmstats_vm *p = &e->vms[i].p;
 
 		pm[i].vm = e->vms[i].id.vm;
 		pm[i].info_pid = e->vms[i].pid;
 		pm[i].uuid = e->vms[i].id.uuid;
 		pm[i].source = e->vms[i].id.source;
 		pm[i].comm = p->comm;
-		pm[i].vm_st = p->vm_open ? &p->vm : NULL;
+		pm[i].vm_st = p->vm_open ? p->vm : NULL;
 		pm[i].vcpus = &pv[nv];
 		pm[i].nr_vcpus = p->nr_vcpus;
 		for (k = 0; k < p->nr_vcpus; k++, nv++) {
 			snprintf(ids[nv], sizeof(ids[nv]), "%d", p->vcpus[k].id);
 			pv[nv].id = ids[nv];
-			pv[nv].st = p->vcpus[k].open ? &p->vcpus[k].st : NULL;
+			pv[nv].st = p->vcpus[k].open ? p->vcpus[k].st : NULL;
 		}
 	}
 	ret = disambiguate(pm, e->nr);

@@ -8,12 +8,12 @@
 
 #include <stdio.h>
 
-#include "discover.h"
+#include "kvmstats.h"
 #include "identity.h"
 #include "metrics.h"
 
 struct vm_entry {
-	struct vm_proc p;	/* from discover_vms(); owns its fds */
+	struct kvmstats_vm p;	/* from kvmstats_discover(); owns its fds */
 	char pid[16];		/* label value */
 	struct vm_identity id;	/* the "vm" label and kvm_vm_info's */
 	int reported;		/* p.err already printed */

@@ -21,11 +21,11 @@ struct opts {
 	int batch;		/* watch -b: plain frames even on a terminal */
 };
 
-struct vm_proc;
+struct kvmstats_vm;
 /* Discovery with error reporting; -1 on error (already printed). */
-int find_vms(const struct opts *o, struct vm_proc **vms);
-/* The stderr note for a VM whose own stats are unavailable (discover.h). */
-void note_vm_unavailable(const struct vm_proc *p);
+int find_vms(const struct opts *o, struct kvmstats_vm **vms);
+/* The stderr note for a VM whose own stats are unavailable (kvmstats.h). */
+void note_vm_unavailable(const struct kvmstats_vm *p);
 
 int cmd_list(const struct opts *o);
 int cmd_show(const struct opts *o);

@@ -118,8 +118,8 @@ void out_stats_human(FILE *f, const struct kvmstats *s, const char *indent)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->num_desc; i++)
-		out_stat_human(f, s, &s->descs[i], indent);
+	for (i = 0; i < kvmstats_num_desc(s); i++)
+		out_stat_human(f, s, kvmstats_desc_at(s, i), indent);
 }
 
 /* Exit-reason histograms: "reasons": {name: count} of non-zero buckets. */
@@ -183,15 +183,15 @@ void out_stats_fields(struct json *j, const struct kvmstats *s)
 	unsigned int i;
 
 	json_key(j, "id");
-	json_str(j, s ? s->id : NULL);
+	json_str(j, kvmstats_id(s));
 	json_key(j, "stats");
 	if (!s) {
 		json_null(j);
 		return;
 	}
 	json_arr_begin(j);
-	for (i = 0; i < s->num_desc; i++)
-		stat_json(j, s, &s->descs[i]);
+	for (i = 0; i < kvmstats_num_desc(s); i++)
+		stat_json(j, s, kvmstats_desc_at(s, i));
 	json_arr_end(j);
 }
 

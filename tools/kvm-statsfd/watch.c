@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "discover.h"
+#include "kvmstats.h"
 #include "output.h"
 
 #define TOP_COUNTERS	8
@@ -45,7 +45,7 @@ struct sample {
 };
 
 struct wvm {
-	struct vm_proc *p;
+	struct kvmstats_vm *p;
 	struct sample vm;
 	struct sample *vcpu;	/* parallel to p->vcpus */
 	int gone;
@@ -66,7 +66,7 @@ static int stat_wanted(const struct kvmstats_desc *d)
 }
 
 /* -g matches the guest name (QEMU -name), the process name or the pid. */
-static int vm_wanted(const struct vm_proc *p)
+static int vm_wanted(const struct kvmstats_vm *p)
 {
 	char pid[16];
 
@@ -95,9 +95,9 @@ static double now(void)
 static void sample_init(struct sample *sm, struct kvmstats *st)
 {
 	sm->st = st;
-	sm->prev = malloc(st->data_size ? st->data_size : 8);
+	sm->prev = malloc(kvmstats_data_size(st) ? kvmstats_data_size(st) : 8);
 	if (sm->prev)
-		memcpy(sm->prev, st->data, st->data_size);
+		memcpy(sm->prev, kvmstats_data(st), kvmstats_data_size(st));
 }
 
 static void rate_add(struct rates *rs, const struct kvmstats_desc *d,
@@ -159,8 +159,8 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 	const struct kvmstats *s = sm->st;
 	unsigned int i, b;
 
-	for (i = 0; i < s->num_desc; i++) {
-		const struct kvmstats_desc *d = &s->descs[i];
+	for (i = 0; i < kvmstats_num_desc(s); i++) {
+		const struct kvmstats_desc *d = kvmstats_desc_at(s, i);
 
 		if ((only_new && has_rate(out, d->name)) || !stat_wanted(d))
 			continue;
@@ -177,7 +177,7 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 static void sample_save(struct sample *sm)
 {
 	if (sm->prev)
-		memcpy(sm->prev, sm->st->data, sm->st->data_size);
+		memcpy(sm->prev, kvmstats_data(sm->st), kvmstats_data_size(sm->st));
 }
 
 static int cmp_rate(const void *a, const void *b)
@@ -295,7 +295,7 @@ static void print_reasons(const double *rates, unsigned int nb,
 }
 
 /* Buckets to sum over, and the (largest) histogram that names them. */
-static unsigned int reason_buckets(const struct vm_proc *p,
+static unsigned int reason_buckets(const struct kvmstats_vm *p,
 				   const struct kvmstats_desc **hist)
 {
 	unsigned int i, max = 0;
@@ -303,15 +303,16 @@ static unsigned int reason_buckets(const struct vm_proc *p,
 
 	*hist = NULL;
 	for (k = 0; k < p->nr_vcpus; k++) {
-		const struct kvmstats *s = &p->vcpus[k].st;
+		const struct kvmstats *s = p->vcpus[k].st;
 
 		if (!p->vcpus[k].open)
 			continue;
-		for (i = 0; i < s->num_desc; i++) {
-			if (is_reason_hist(&s->descs[i]) && stat_wanted(&s->descs[i]) &&
-			    s->descs[i].size > max) {
-				max = s->descs[i].size;
-				*hist = &s->descs[i];
+		for (i = 0; i < kvmstats_num_desc(s); i++) {
+			const struct kvmstats_desc *d = kvmstats_desc_at(s, i);
+
+			if (is_reason_hist(d) && stat_wanted(d) && d->size > max) {
+				max = d->size;
+				*hist = d;
 			}
 		}
 	}
@@ -320,7 +321,7 @@ static unsigned int reason_buckets(const struct vm_proc *p,
 
 static void show_vcpus(struct wvm *w, double dt)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	struct rates one = { 0 };
 	int k;
 
@@ -339,7 +340,7 @@ static void show_vcpus(struct wvm *w, double dt)
 
 static void show_vm(struct wvm *w, double dt)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	const struct kvmstats_desc *hist;
 	struct rates all = { 0 };
 	unsigned int nb = reason_buckets(p, &hist);
@@ -384,25 +385,27 @@ static int cmp_wvm(const void *a, const void *b)
 
 static void refresh_vm(struct wvm *w)
 {
-	struct vm_proc *p = w->p;
+	struct kvmstats_vm *p = w->p;
 	int k;
 
 	if (w->gone)
 		return;
-	if (vm_proc_exited(p)) {
+	if (kvmstats_vm_exited(p)) {
 		/* Release our VM references as soon as the VMM is gone. */
-		vm_close_stats(p);
+		kvmstats_vm_close(p);
 		w->gone = 1;
 		return;
 	}
 	/* A stats fd that stops reading is dropped, not retried. */
-	if (p->vm_open && kvmstats_refresh(&p->vm)) {
-		kvmstats_close(&p->vm);
+	if (p->vm_open && kvmstats_refresh(p->vm)) {
+		kvmstats_free(p->vm);
+		p->vm = NULL;
 		p->vm_open = 0;
 	}
 	for (k = 0; k < p->nr_vcpus; k++) {
-		if (p->vcpus[k].open && kvmstats_refresh(&p->vcpus[k].st)) {
-			kvmstats_close(&p->vcpus[k].st);
+		if (p->vcpus[k].open && kvmstats_refresh(p->vcpus[k].st)) {
+			kvmstats_free(p->vcpus[k].st);
+			p->vcpus[k].st = NULL;
 			p->vcpus[k].open = 0;
 		}
 	}
@@ -421,7 +424,7 @@ static void save_vm(struct wvm *w)
 			sample_save(&w->vcpu[k]);
 }
 
-static int setup(struct wvm *w, struct vm_proc *p)
+static int setup(struct wvm *w, struct kvmstats_vm *p)
 {
 	int k;
 
@@ -431,10 +434,10 @@ static int setup(struct wvm *w, struct vm_proc *p)
 	if (!w->vcpu)
 		return -ENOMEM;
 	if (p->vm_open)
-		sample_init(&w->vm, &p->vm);
+		sample_init(&w->vm, p->vm);
 	for (k = 0; k < p->nr_vcpus; k++)
 		if (p->vcpus[k].open)
-			sample_init(&w->vcpu[k], &p->vcpus[k].st);
+			sample_init(&w->vcpu[k], p->vcpus[k].st);
 	return 0;
 }
 
@@ -508,7 +511,7 @@ static void emit(const char *buf, size_t len, int width)
 struct watch {
 	struct wvm *w;
 	int n;
-	struct vm_proc **extra;	/* VMs found after the start */
+	struct kvmstats_vm **extra;	/* VMs found after the start */
 	int nr_extra;
 };
 
@@ -525,11 +528,11 @@ static int known(const struct watch *ws, pid_t pid)
 /* New VMs since the last frame join the view, as kvm_stat's do. */
 static void pick_up(struct watch *ws, const struct opts *o)
 {
-	struct vm_proc *fresh, *np, **ne;
+	struct kvmstats_vm *fresh, *np, **ne;
 	struct wvm *nw;
 	int i, n;
 
-	n = discover_vms(&fresh, o->pid);
+	n = kvmstats_discover(&fresh, o->pid, NULL);
 	if (n <= 0)
 		return;
 	for (i = 0; i < n; i++) {
@@ -553,12 +556,12 @@ static void pick_up(struct watch *ws, const struct opts *o)
 		fresh[i].guest = NULL;
 		fresh[i].pidfd = -1;
 		ws->extra[ws->nr_extra++] = np;
-		vm_open_stats(np, -1);
+		kvmstats_vm_open(np, -1);
 		if (setup(&ws->w[ws->n], np))
 			break;
 		ws->n++;
 	}
-	free_vms(fresh, n);
+	kvmstats_vms_free(fresh, n);
 }
 
 static void run(struct watch *ws, const struct opts *o)
@@ -604,7 +607,7 @@ static void run(struct watch *ws, const struct opts *o)
 	}
 }
 
-static int any_open(const struct vm_proc *p)
+static int any_open(const struct kvmstats_vm *p)
 {
 	int k;
 
@@ -618,9 +621,9 @@ static int any_open(const struct vm_proc *p)
  * watch --file: a stats file (e.g. a live copy someone keeps rewriting)
  * watched as vCPU 0 of a pseudo VM with pid 0, for testing without KVM.
  */
-static int file_vm(const struct opts *o, struct vm_proc **out)
+static int file_vm(const struct opts *o, struct kvmstats_vm **out)
 {
-	struct vm_proc *p = calloc(1, sizeof(*p));
+	struct kvmstats_vm *p = calloc(1, sizeof(*p));
 	int fd;
 
 	if (!p || !(p->vcpus = calloc(1, sizeof(*p->vcpus)))) {
@@ -637,9 +640,15 @@ static int file_vm(const struct opts *o, struct vm_proc **out)
 		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file, strerror(errno));
 		return 1;
 	}
-	if (kvmstats_open(&p->vcpus[0].st, fd)) {
+	p->vcpus[0].st = kvmstats_new();
+	if (!p->vcpus[0].st) {
+		fprintf(stderr, "kvm-statsfd: out of memory\n");
+		close(fd);
+		return 1;
+	}
+	if (kvmstats_open(p->vcpus[0].st, fd)) {
 		fprintf(stderr, "kvm-statsfd: %s: %s\n", o->file,
-			p->vcpus[0].st.err);
+			kvmstats_errmsg(p->vcpus[0].st));
 		close(fd);
 		return 1;
 	}
@@ -665,7 +674,7 @@ int cmd_watch(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int i, n, ready = 0, opened = 0, rc = EXIT_RUNTIME;
 	struct watch ws = { 0 };
-	struct vm_proc *vms;
+	struct kvmstats_vm *vms;
 
 	if (o->stat_filter && compile(&stat_re, o->stat_filter, "-f"))
 		return EXIT_USAGE;
@@ -682,7 +691,7 @@ int cmd_watch(const struct opts *o)
 			vms[ready].pid = -1;	/* not shown; freed below */
 			continue;
 		}
-		if (!o->file && vm_open_stats(&vms[ready], -1))
+		if (!o->file && kvmstats_vm_open(&vms[ready], -1))
 			fprintf(stderr, "kvm-statsfd: %s\n", vms[ready].err);
 		else if (!o->file)
 			note_vm_unavailable(&vms[ready]);
@@ -708,9 +717,9 @@ int cmd_watch(const struct opts *o)
 		teardown(&ws.w[i]);
 	free(ws.w);
 	for (i = 0; i < ws.nr_extra; i++)
-		free_vms(ws.extra[i], 1);
+		kvmstats_vms_free(ws.extra[i], 1);
 	free(ws.extra);
-	free_vms(vms, n);
+	kvmstats_vms_free(vms, n);
 	if (have_stat_re)
 		regfree(&stat_re);
 	if (have_guest_re)

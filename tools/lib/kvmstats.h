@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libkvmstats: reader for the KVM binary statistics fd (KVM_GET_STATS_FD).
  *
@@ -7,15 +7,22 @@
  * malformed stats file is judged the same way everywhere.
  *
  * Error convention: functions return 0 or a negative errno.  -EBADMSG means
- * the stats file itself is malformed, -EINVAL a bad argument; s->err then
- * holds a one-line human readable reason.
+ * the stats file itself is malformed, -EINVAL a bad argument;
+ * kvmstats_errmsg() then gives a one-line human readable reason.
+ *
+ * The man page libkvmstats(3) documents every function.
  */
 #ifndef KVMSTATS_H
 #define KVMSTATS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/kvm.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Older uapi headers lack some of these; the values are ABI. */
 #ifndef KVM_GET_STATS_FD
@@ -46,6 +53,11 @@
 #define KVMSTATS_HDR_SIZE		24u
 #define KVMSTATS_DESC_FIXED		16u
 
+/*
+ * One statistic.  Descriptors are only ever handed out by pointer
+ * (kvmstats_desc_at(), kvmstats_find()): fields may be added at the end
+ * in a later 1.x.
+ */
 struct kvmstats_desc {
 	uint32_t flags;		/* raw descriptor flags */
 	int16_t exponent;
@@ -60,28 +72,38 @@ struct kvmstats_desc {
 	const char *name;	/* NUL-terminated, owned by struct kvmstats */
 };
 
-struct kvmstats {
-	int fd;				/* stats fd, -1 after kvmstats_parse() */
-	struct kvm_stats_header hdr;
-	char *id;
-	struct kvmstats_desc *descs;	/* in file order */
-	unsigned int num_desc;
-	size_t data_size;		/* bytes */
-	uint64_t *data;			/* data_size bytes of values */
-	char err[160];
-	/* private */
-	int _own_fd;			/* kvmstats_close() closes fd */
-	char *_names;			/* storage behind descs[].name */
-	unsigned int *_by_name;		/* desc indexes sorted by name */
-	const volatile uint64_t *_map;	/* mapped part of the data block */
-	size_t _map_len;		/* bytes mapped (whole pages) */
-	size_t _map_page_off;		/* where in the mapping _map starts */
-	uint64_t _map_off;		/* where in the data block it lies */
-	size_t _map_size;		/* bytes of the data block it serves */
-	int _map_tried;			/* the first refresh tried to map */
-};
+/*
+ * A handle on one stats file: opaque, so that what it keeps can change
+ * without breaking programs built against an older libkvmstats.so.1.
+ * kvmstats_new() makes an empty one, kvmstats_open() (or _open_from(),
+ * _parse()) fills it, kvmstats_close() empties it again for reuse, and
+ * kvmstats_free() closes and frees it.
+ *
+ * Threads: a handle is not locked.  Calls on different handles may run
+ * in parallel; calls on one handle must not, except that the const
+ * functions (kvmstats_find(), _value(), _desc_at(), ...) may run in
+ * parallel with each other, not with kvmstats_refresh().  Everything
+ * else in the library keeps no state.
+ *
+ * The fd given to kvmstats_open() belongs to the handle once that call
+ * succeeds (kvmstats_close() and kvmstats_free() close it); on failure it
+ * is still the caller's.  kvmstats_open_from() never takes its fd.
+ */
+struct kvmstats;
 
-/* Open/parse.  On failure everything is freed, s->fd == -1, s->err set. */
+/* The version of this header; the library's soname is libkvmstats.so.1. */
+#define KVMSTATS_VERSION_MAJOR		1
+#define KVMSTATS_VERSION_MINOR		0
+
+/* An empty handle, or NULL (errno ENOMEM). */
+struct kvmstats *kvmstats_new(void);
+/* kvmstats_close(), then free the handle itself.  NULL is a no-op. */
+void kvmstats_free(struct kvmstats *s);
+
+/*
+ * Open/parse, first closing what the handle held.  On failure the handle
+ * is empty and kvmstats_errmsg() says why.
+ */
 int kvmstats_open(struct kvmstats *s, int stats_fd);
 int kvmstats_open_from(struct kvmstats *s, int vm_or_vcpu_fd);
 int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len);
@@ -110,6 +132,27 @@ int kvmstats_refresh(struct kvmstats *s);
  */
 size_t kvmstats_mapped(const struct kvmstats *s, uint64_t *data_off);
 
+/*
+ * What the handle holds.  kvmstats_errmsg(): a one-line reason for the
+ * last failure, "" if none (never NULL).  kvmstats_fd(): the stats fd,
+ * -1 if none (kvmstats_parse()), still owned by the handle.
+ * kvmstats_id(): the file's id string ("kvm-1234", "kvm-vcpu-0"), NULL
+ * if empty.  kvmstats_desc_at(): the i-th descriptor in file order, NULL
+ * if i >= kvmstats_num_desc().  kvmstats_data(): the data block as last
+ * read, kvmstats_data_size() bytes.  Pointers stay valid until
+ * kvmstats_close() or _free(); kvmstats_refresh() changes what data
+ * points to, not where.
+ */
+const char *kvmstats_errmsg(const struct kvmstats *s);
+int kvmstats_fd(const struct kvmstats *s);
+const char *kvmstats_id(const struct kvmstats *s);
+unsigned int kvmstats_num_desc(const struct kvmstats *s);
+const struct kvmstats_desc *kvmstats_desc_at(const struct kvmstats *s,
+					     unsigned int i);
+const uint64_t *kvmstats_data(const struct kvmstats *s);
+size_t kvmstats_data_size(const struct kvmstats *s);
+
+/* The descriptor named name, NULL if none (binary search). */
 const struct kvmstats_desc *kvmstats_find(const struct kvmstats *s,
 					  const char *name);
 /* i-th u64 of a stat; 0 if i >= d->size. */
@@ -179,5 +222,96 @@ int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,
  * Stops at a NUL.  The one validator of the tools.
  */
 int kvmstats_utf8_len(const unsigned char *p);
+
+/*
+ * Discovery: the VMs of this host, from the KVM fds their processes hold
+ * (/proc/PID/fd links anon_inode:kvm-vm and anon_inode:kvm-vcpu:N), and
+ * their stats, through duplicates taken with pidfd_getfd() (root or
+ * ptrace access to the VMM).  Nothing changes VM state: the only ioctls
+ * issued ask for stats fds.  Every fd taken is checked to be the KVM fd
+ * the scan saw before it is used: the VMM may be hostile.
+ *
+ * The structs are filled by the library and read by the caller; their
+ * layout is part of libkvmstats.so.1 (arrays of them are returned), so a
+ * field added to them comes with a new soname.
+ */
+struct kvmstats_vcpu {
+	int id;			/* N of anon_inode:kvm-vcpu:N */
+	int fdnum;		/* vCPU fd in the VMM, -1 if only a stats fd was seen */
+	int stats_fdnum;	/* the VMM's kvm-vcpu-stats:N fd, or -1 */
+	struct kvmstats *st;	/* its stats; NULL until opened */
+	int open;		/* st is open */
+};
+
+/* One VMM process and the one VM attributed to it. */
+struct kvmstats_vm {
+	pid_t pid;
+	char comm[64];
+	char *guest;		/* QEMU's -name, NULL if none */
+	char uuid[40];		/* QEMU's -uuid, "" if none */
+	uid_t uid;		/* owner of /proc/PID */
+	int nr_vm_fds;		/* > 1: vCPUs attributed to the first VM */
+	int vm_fdnum;		/* first kvm-vm fd, or -1 */
+	int vm_stats_fdnum;	/* first kvm-vm-stats fd the VMM holds, or -1 */
+	int nr_vcpus;
+	struct kvmstats_vcpu *vcpus;	/* sorted by id */
+	struct kvmstats *vm;	/* the VM's own stats; NULL until opened */
+	int vm_open;		/* vm is open */
+	int vm_unavailable;	/* see KVMSTATS_VM_UNAVAILABLE */
+	int pidfd;		/* opened before /proc/PID/fd is read */
+	char err[256];		/* first error while opening stats */
+};
+
+/*
+ * Scan /proc for processes holding KVM VM or vCPU fds; only_pid > 0
+ * limits the scan to that process.  Returns how many were found, in a
+ * malloc()ed array *out sorted by pid (free with kvmstats_vms_free()), or
+ * -errno.  Processes the caller may not look into are skipped and
+ * counted in *denied (if not NULL).  No stats are opened yet.
+ */
+int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
+		      unsigned int *denied);
+
+/*
+ * Open the stats of vm's VM and of each vCPU (only_vcpu -1), of vCPU
+ * only_vcpu only, or of the VM only (KVMSTATS_VM_ONLY).  The stats fd
+ * comes from KVM_GET_STATS_FD on a duplicate of the VMM's fd; KVM answers
+ * that only in the VMM, so then from kvm_statsfd.ko's /dev/kvm-statsfd,
+ * then from a stats fd the VMM holds.  Returns 0 if everything asked for
+ * opened, else -errno with the first problem in vm->err (what opened
+ * stays open).  May be called again: only what is not open is tried.
+ */
+int kvmstats_vm_open(struct kvmstats_vm *vm, int only_vcpu);
+#define KVMSTATS_VM_ONLY	(-2)
+
+/*
+ * Why vm->vm_unavailable is set: KVM refused the VM's stats fd (EIO),
+ * there is no kvm_statsfd.ko to ask and the VMM keeps no VM stats fd to
+ * borrow; QEMU 8.1 and later keep one per vCPU only.  Not counted as a
+ * failure when a vCPU's stats opened: KVM's VM-wide stats are no sum of
+ * the vCPUs', so nothing stands in for them.
+ */
+#define KVMSTATS_VM_UNAVAILABLE	"the VM's own stats are unavailable: KVM refuses KVM_GET_STATS_FD from outside the VMM process (EIO), the VMM keeps no VM stats fd to borrow (QEMU keeps none: 8.1 and later keep one per vCPU only) and there is no /dev/kvm-statsfd (load kvm_statsfd.ko)"
+
+/* True once the VMM process has exited (its pidfd polls readable). */
+int kvmstats_vm_exited(const struct kvmstats_vm *vm);
+/*
+ * Close vm's stats and pidfd.  Stats fds hold a reference on the VM: close
+ * them promptly once the VMM has exited, or its memory stays allocated.
+ */
+void kvmstats_vm_close(struct kvmstats_vm *vm);
+/* Close and free what kvmstats_discover() returned. */
+void kvmstats_vms_free(struct kvmstats_vm *vms, int n);
+
+/*
+ * Whether fd is a KVM fd of the kind what names, by /proc/self/fd/FD's
+ * link: "kvm-vm", "kvm-vm-stats", and, with a trailing ':' taking a
+ * number, "kvm-vcpu:" and "kvm-vcpu-stats:".  Names only KVM gives.
+ */
+int kvmstats_fd_is(int fd, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KVMSTATS_H */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Validation of a KVM binary stats file, shared by the buffer and fd paths.
  *
@@ -405,6 +405,7 @@ int kvmstats_parse(struct kvmstats *s, const void *buf, size_t len)
 
 	if (!s)
 		return -EINVAL;
+	kvmstats_close(s);
 	kvmstats__reset(s);
 	if (!buf && len)
 		return kvmstats__err(s, -EINVAL, "NULL buffer");

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The fd side of libkvmstats: loading through pread() and refreshing the
  * data block, from a read-only mapping where the file offers one.  pread()
@@ -163,6 +163,7 @@ int kvmstats_open(struct kvmstats *s, int stats_fd)
 
 	if (!s)
 		return -EINVAL;
+	kvmstats_close(s);	/* what it held before, if anything */
 	kvmstats__reset(s);
 	if (stats_fd < 0)
 		return kvmstats__err(s, -EBADF, "invalid fd %d", stats_fd);
@@ -181,6 +182,7 @@ int kvmstats_open_from(struct kvmstats *s, int vm_or_vcpu_fd)
 
 	if (!s)
 		return -EINVAL;
+	kvmstats_close(s);
 	kvmstats__reset(s);
 	fd = ioctl(vm_or_vcpu_fd, KVM_GET_STATS_FD, NULL);
 	if (fd < 0) {

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Names, scales, human units and histogram bucket bounds. */
 #include <errno.h>
 #include <stdio.h>

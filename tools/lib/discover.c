@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Finding VMs run by other processes and borrowing their KVM fds.
  *
@@ -12,6 +12,11 @@
  * Limitation: a vCPU fd does not say which VM it belongs to.  The common
  * case is one VM per process; when a process holds several VM fds we say
  * so (nr_vm_fds) and attribute all its vCPUs to the first VM fd.
+ *
+ * In the library, not the tools, because this is the security-critical
+ * part every agent would otherwise copy: the pidfd taken before the scan
+ * and every borrowed fd checked to be what the scan saw.  No globals:
+ * what a scan could not look into goes back to the caller.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -29,7 +34,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "discover.h"
+#include "internal.h"
 #include "kvm_statsfd/stats_dev.h"
 
 /* Same number on every architecture that has them (since 5.3/5.6). */
@@ -41,8 +46,6 @@
 #endif
 
 #define CMDLINE_MAX		65536
-
-unsigned int discover_denied;
 
 static int sys_pidfd_open(pid_t pid)
 {
@@ -104,7 +107,7 @@ static int is_name_opt(const char *arg, size_t n)
 	       (n == 6 && !memcmp(arg, "--name", 6));
 }
 
-char *guest_name_from_cmdline(const char *cmdline, size_t len)
+char *kvmstats__guest_name(const char *cmdline, size_t len)
 {
 	const char *p = cmdline, *end = cmdline + len, *nul;
 	const char *val = NULL, *val_end = NULL;
@@ -147,7 +150,7 @@ static void read_small(pid_t pid, const char *file, char *buf, size_t len,
 	}
 }
 
-char *cmdline_opt(const char *cmdline, size_t len, const char *opt)
+static char *cmdline_opt(const char *cmdline, size_t len, const char *opt)
 {
 	const char *p = cmdline, *end = cmdline + len, *nul, *val = NULL;
 	size_t n, m = strlen(opt);
@@ -165,7 +168,7 @@ char *cmdline_opt(const char *cmdline, size_t len, const char *opt)
 	return val ? strdup(val) : NULL;
 }
 
-static void read_labels(struct vm_proc *p)
+static void read_labels(struct kvmstats_vm *p)
 {
 	char *cmd, *uuid;
 	size_t n;
@@ -177,7 +180,7 @@ static void read_labels(struct vm_proc *p)
 	if (!cmd)
 		return;
 	read_small(p->pid, "cmdline", cmd, CMDLINE_MAX, &n);
-	p->guest = guest_name_from_cmdline(cmd, n);
+	p->guest = kvmstats__guest_name(cmd, n);
 	uuid = cmdline_opt(cmd, n, "-uuid");
 	if (!uuid)
 		uuid = cmdline_opt(cmd, n, "--uuid");
@@ -187,9 +190,9 @@ static void read_labels(struct vm_proc *p)
 	free(cmd);
 }
 
-static struct vcpu_ref *get_vcpu(struct vm_proc *p, int id)
+static struct kvmstats_vcpu *get_vcpu(struct kvmstats_vm *p, int id)
 {
-	struct vcpu_ref *v;
+	struct kvmstats_vcpu *v;
 	int i;
 
 	for (i = 0; i < p->nr_vcpus; i++)
@@ -204,7 +207,6 @@ static struct vcpu_ref *get_vcpu(struct vm_proc *p, int id)
 	v->id = id;
 	v->fdnum = -1;
 	v->stats_fdnum = -1;
-	v->st.fd = -1;
 	return v;
 }
 
@@ -220,9 +222,9 @@ static int suffix_id(const char *s)
 	return (*end || v > 0x7fffffff) ? -1 : (int)v;
 }
 
-static void note_fd(struct vm_proc *p, int fdnum, const char *link)
+static void note_fd(struct kvmstats_vm *p, int fdnum, const char *link)
 {
-	struct vcpu_ref *v;
+	struct kvmstats_vcpu *v;
 	int id;
 
 	if (strncmp(link, "anon_inode:kvm-", 15))
@@ -249,12 +251,12 @@ static void note_fd(struct vm_proc *p, int fdnum, const char *link)
 
 static int cmp_vcpu(const void *a, const void *b)
 {
-	const struct vcpu_ref *x = a, *y = b;
+	const struct kvmstats_vcpu *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int has_vcpu_fd(const struct vm_proc *p)
+static int has_vcpu_fd(const struct kvmstats_vm *p)
 {
 	int i;
 
@@ -268,7 +270,7 @@ static int has_vcpu_fd(const struct vm_proc *p)
  * Fill p from /proc/PID/fd.  Returns 1 for a VMM, 0 otherwise.  Holding
  * only stats fds does not make a VMM: another kvm-statsfd looks like that.
  */
-static int scan_pid(struct vm_proc *p, pid_t pid)
+static int scan_pid(struct kvmstats_vm *p, pid_t pid, unsigned int *denied)
 {
 	char path[64], link[128];
 	struct dirent *de;
@@ -280,7 +282,6 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 	p->pid = pid;
 	p->vm_fdnum = -1;
 	p->vm_stats_fdnum = -1;
-	p->vm.fd = -1;
 	/*
 	 * The pidfd first: the fd numbers read below then belong to the
 	 * process it names, unless that one exited and the pid was reused
@@ -299,7 +300,7 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 	d = opendir(path);
 	if (!d) {
 		if (errno == EACCES || errno == EPERM)
-			discover_denied++;
+			(*denied)++;
 		close(p->pidfd);
 		return 0;	/* gone, or not ours to look at */
 	}
@@ -313,7 +314,7 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 		note_fd(p, atoi(de->d_name), link);
 	}
 	closedir(d);
-	if ((!p->nr_vm_fds && !has_vcpu_fd(p)) || vm_proc_exited(p)) {
+	if ((!p->nr_vm_fds && !has_vcpu_fd(p)) || kvmstats_vm_exited(p)) {
 		free(p->vcpus);
 		close(p->pidfd);
 		return 0;
@@ -323,11 +324,12 @@ static int scan_pid(struct vm_proc *p, pid_t pid)
 	return 1;
 }
 
-static int add_pid(struct vm_proc **vms, int *n, pid_t pid)
+static int add_pid(struct kvmstats_vm **vms, int *n, pid_t pid,
+		   unsigned int *denied)
 {
-	struct vm_proc p, *nv;
+	struct kvmstats_vm p, *nv;
 
-	if (!scan_pid(&p, pid))
+	if (!scan_pid(&p, pid, denied))
 		return 0;
 	nv = realloc(*vms, (*n + 1) * sizeof(**vms));
 	if (!nv) {
@@ -343,23 +345,29 @@ static int add_pid(struct vm_proc **vms, int *n, pid_t pid)
 
 static int cmp_pid(const void *a, const void *b)
 {
-	const struct vm_proc *x = a, *y = b;
+	const struct kvmstats_vm *x = a, *y = b;
 
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-int discover_vms(struct vm_proc **out, pid_t only_pid)
+int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
+		      unsigned int *denied)
 {
-	struct vm_proc *vms = NULL;
+	struct kvmstats_vm *vms = NULL;
+	unsigned int ignored;
 	struct dirent *de;
 	int n = 0, ret = 0;
 	pid_t pid;
 	DIR *d;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
-	discover_denied = 0;
+	if (!denied)
+		denied = &ignored;
+	*denied = 0;
 	if (only_pid > 0) {
-		ret = add_pid(&vms, &n, only_pid);
+		ret = add_pid(&vms, &n, only_pid, denied);
 		goto out;
 	}
 	d = opendir("/proc");
@@ -369,14 +377,14 @@ int discover_vms(struct vm_proc **out, pid_t only_pid)
 		pid = (pid_t)atoi(de->d_name);
 		if (pid <= 0 || pid == getpid())
 			continue;
-		ret = add_pid(&vms, &n, pid);
+		ret = add_pid(&vms, &n, pid, denied);
 	}
 	closedir(d);
 	if (n > 1)	/* qsort(NULL, 0, ...) is undefined */
 		qsort(vms, n, sizeof(*vms), cmp_pid);
 out:
 	if (ret) {
-		free_vms(vms, n);
+		kvmstats_vms_free(vms, n);
 		return ret;
 	}
 	*out = vms;
@@ -404,10 +412,10 @@ static const char *explain(int err)
 	}
 }
 
-static void set_err(struct vm_proc *p, const char *fmt, ...)
+static void set_err(struct kvmstats_vm *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void set_err(struct vm_proc *p, const char *fmt, ...)
+static void set_err(struct kvmstats_vm *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -424,7 +432,7 @@ static void set_err(struct vm_proc *p, const char *fmt, ...)
  * created the VM, so fall back to a stats fd the VMM already holds (QEMU
  * opens one per vCPU); pread does not move its shared file offset.
  */
-int kvm_fd_is(int fd, const char *what)
+int kvmstats_fd_is(int fd, const char *what)
 {
 	char path[64], link[128], want[80];
 	size_t n;
@@ -470,7 +478,7 @@ static int stats_dev_get(int fd)
  * the scan and pidfd_getfd().  So every fd taken is checked to be what the
  * scan said, a KVM VM or vCPU fd or a KVM stats fd, before it is used.
  */
-static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
+static int get_stats_fd(struct kvmstats_vm *p, int fdnum, int stats_fdnum,
 			int vcpu)
 {
 	int dup, fd = -1, err = -ENOENT;
@@ -479,7 +487,7 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
 		dup = sys_pidfd_getfd(p->pidfd, fdnum);
 		if (dup < 0) {
 			err = -errno;
-		} else if (!kvm_fd_is(dup, vcpu ? "kvm-vcpu:" : "kvm-vm")) {
+		} else if (!kvmstats_fd_is(dup, vcpu ? "kvm-vcpu:" : "kvm-vm")) {
 			err = -EBADF;	/* swapped since the scan */
 			close(dup);
 		} else {
@@ -497,7 +505,7 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
 		fd = sys_pidfd_getfd(p->pidfd, stats_fdnum);
 		if (fd < 0) {
 			err = -errno;
-		} else if (!kvm_fd_is(fd, vcpu ? "kvm-vcpu-stats:" : "kvm-vm-stats")) {
+		} else if (!kvmstats_fd_is(fd, vcpu ? "kvm-vcpu-stats:" : "kvm-vm-stats")) {
 			close(fd);
 			fd = -1;
 			err = -EBADF;
@@ -506,28 +514,37 @@ static int get_stats_fd(struct vm_proc *p, int fdnum, int stats_fdnum,
 	return fd >= 0 ? fd : err;
 }
 
-static int open_one(struct vm_proc *p, int fdnum, int stats_fdnum,
-		    struct kvmstats *st, const char *what, int vcpu)
+static int open_one(struct kvmstats_vm *p, int fdnum, int stats_fdnum,
+		    struct kvmstats **st, const char *what, int vcpu)
 {
 	int fd, ret;
 
 	fd = get_stats_fd(p, fdnum, stats_fdnum, vcpu);
 	if (fd == -EIO && !vcpu)
-		return fd;	/* vm_unavailable: vm_open_stats() judges it */
+		return fd;	/* vm_unavailable: kvmstats_vm_open() judges it */
 	if (fd < 0) {
 		set_err(p, "pid %d %s: %s", (int)p->pid, what, explain(fd));
 		return fd;
 	}
-	ret = kvmstats_open(st, fd);
+	if (!*st)
+		*st = kvmstats_new();
+	if (!*st) {
+		close(fd);
+		set_err(p, "pid %d %s: out of memory", (int)p->pid, what);
+		return -ENOMEM;
+	}
+	ret = kvmstats_open(*st, fd);
 	if (ret) {
 		close(fd);
 		set_err(p, "pid %d %s: malformed stats: %s", (int)p->pid,
-			what, st->err);
+			what, kvmstats_errmsg(*st));
+		kvmstats_free(*st);
+		*st = NULL;
 	}
 	return ret;
 }
 
-int vm_open_stats(struct vm_proc *p, int only_vcpu)
+int kvmstats_vm_open(struct kvmstats_vm *p, int only_vcpu)
 {
 	char what[32];
 	int i, ret, first = 0, vcpus_open = 0;
@@ -540,7 +557,7 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 		return ret;
 	}
 	/* With only_vcpu the VM-wide stats are not shown: do not ask. */
-	if ((only_vcpu == -1 || only_vcpu == VM_STATS_ONLY) && !p->vm_open &&
+	if ((only_vcpu == -1 || only_vcpu == KVMSTATS_VM_ONLY) && !p->vm_open &&
 	    (p->vm_fdnum >= 0 || p->vm_stats_fdnum >= 0)) {
 		ret = open_one(p, p->vm_fdnum, p->vm_stats_fdnum, &p->vm, "VM", 0);
 		p->vm_open = !ret;
@@ -550,9 +567,9 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 			first = ret;
 	}
 	for (i = 0; i < p->nr_vcpus; i++) {
-		struct vcpu_ref *v = &p->vcpus[i];
+		struct kvmstats_vcpu *v = &p->vcpus[i];
 
-		if (only_vcpu == VM_STATS_ONLY)
+		if (only_vcpu == KVMSTATS_VM_ONLY)
 			break;
 		if ((only_vcpu >= 0 && v->id != only_vcpu) || v->open) {
 			vcpus_open += v->open;
@@ -570,14 +587,14 @@ int vm_open_stats(struct vm_proc *p, int only_vcpu)
 	 * (a VMM that keeps no stats fds, QEMU 7.2): that is the failure.
 	 */
 	if (p->vm_unavailable && !first && !vcpus_open &&
-	    only_vcpu != VM_STATS_ONLY) {
+	    only_vcpu != KVMSTATS_VM_ONLY) {
 		set_err(p, "pid %d VM: %s", (int)p->pid, explain(-EIO));
 		first = -EIO;
 	}
 	return first;
 }
 
-int vm_proc_exited(const struct vm_proc *p)
+int kvmstats_vm_exited(const struct kvmstats_vm *p)
 {
 	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
 
@@ -591,16 +608,16 @@ int vm_proc_exited(const struct vm_proc *p)
  * Stats fds hold a reference on the VM: close them promptly once the VMM
  * is gone so we do not keep its memory alive.
  */
-void vm_close_stats(struct vm_proc *p)
+void kvmstats_vm_close(struct kvmstats_vm *p)
 {
 	int i;
 
-	if (p->vm_open)
-		kvmstats_close(&p->vm);
+	kvmstats_free(p->vm);
+	p->vm = NULL;
 	p->vm_open = 0;
 	for (i = 0; i < p->nr_vcpus; i++) {
-		if (p->vcpus[i].open)
-			kvmstats_close(&p->vcpus[i].st);
+		kvmstats_free(p->vcpus[i].st);
+		p->vcpus[i].st = NULL;
 		p->vcpus[i].open = 0;
 	}
 	if (p->pidfd >= 0)
@@ -608,12 +625,12 @@ void vm_close_stats(struct vm_proc *p)
 	p->pidfd = -1;
 }
 
-void free_vms(struct vm_proc *vms, int n)
+void kvmstats_vms_free(struct kvmstats_vm *vms, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
-		vm_close_stats(&vms[i]);
+		kvmstats_vm_close(&vms[i]);
 		free(vms[i].vcpus);
 		free(vms[i].guest);
 	}

@@ -1,0 +1,169 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every file git tracks says its licence, the one its directory allows,
+# and that licence's text is in LICENSES/ (COPYING says which is where).
+#
+#   spdx_test.sh [TOP]          (TOP: the checkout, default this one's)
+#
+# One case per rule, failing with the files that break it; first the
+# checker itself is tried on files made to break each rule, so that a
+# checker which accepts everything fails too.  Prints TAP; the last line
+# is "N passed, N failed".
+set -u
+TOP=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+T=$(mktemp -d /tmp/ks-spdx.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0 n=0
+
+ok() {	# ok STATUS NAME [DIAG...]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+		pass=$((pass + 1))
+	else
+		echo "not ok $n - $2"
+		shift 2
+		for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
+		fail=$((fail + 1))
+	fi
+}
+
+LIB_LICENSE="LGPL-2.1 OR BSD-2-Clause"
+UAPI_LICENSE="GPL-2.0 WITH Linux-syscall-note"
+
+# Files that are not the project's work or cannot carry a comment: the
+# licence texts themselves, and git's own ignore lists.
+exempt() {
+	case $1 in
+	COPYING | LICENSES/* | .gitignore | */.gitignore) return 0 ;;
+	esac
+	return 1
+}
+
+# spdx_of FILE: the licence expression of FILE's SPDX-License-Identifier
+# in its first three lines (a script's #! line, then a JSON file's
+# "description" may come first), without the comment syntax around it.
+spdx_of() {
+	sed -n '1,3{s/.*SPDX-License-Identifier:[[:space:]]*//p}' "$1" | head -n 1 |
+		awk '{
+			out = ""
+			for (i = 1; i <= NF; i++) {
+				w = $i
+				gsub(/[()]/, "", w)
+				sub(/[.,"]+$/, "", w)
+				if (w !~ /^[A-Za-z0-9.+-]+$/)
+					break
+				out = out (out == "" ? "" : " ") w
+				if (i < NF && $(i + 1) != "OR" && $(i + 1) != "AND" &&
+				    $(i + 1) != "WITH" && w != "OR" && w != "AND" &&
+				    w != "WITH")
+					break
+			}
+			print out
+		}'
+}
+
+# allowed PATH: the expressions PATH may carry, one a line.
+allowed() {
+	case $1 in
+	# Data generated from the kernel's uapi headers keeps their licence.
+	tools/lib/exit_tables.c)
+		echo "$UAPI_LICENSE" ;;
+	tools/lib/*)
+		echo "$LIB_LICENSE" ;;
+	include/kvm_statsfd/uapi.h | include/kvm_statsfd/stats_dev.h)
+		echo "$UAPI_LICENSE" ;;
+	src/* | include/* | Kbuild | dkms.conf)
+		echo "GPL-2.0" ;;
+	# What is copied into, or documents, programs that link libkvmstats.
+	tools/man/libkvmstats* | tools/examples/*)
+		echo "$LIB_LICENSE"; echo "GPL-2.0" ;;
+	*)
+		echo "GPL-2.0" ;;
+	esac
+}
+
+# judge FILE PATH: nothing if FILE, tracked as PATH, follows the rules,
+# else one line saying why not.
+judge() {
+	e=$(spdx_of "$1")
+	if [ -z "$e" ]; then
+		echo "$2: no SPDX-License-Identifier in its first 3 lines"
+	elif ! allowed "$2" | grep -qxF "$e"; then
+		echo "$2: '$e', where $(dirname "$2")/ allows: $(allowed "$2" | paste -sd '|')"
+	fi
+}
+
+# texts_missing EXPR: the identifiers of EXPR with no text in LICENSES/.
+texts_missing() {
+	for id in $1; do
+		case $id in OR | AND | WITH) continue ;; esac
+		grep -qsx -e "Valid-License-Identifier: $id" \
+			-e "SPDX-Exception-Identifier: $id" "$TOP"/LICENSES/*/* ||
+			echo "$id"
+	done
+}
+
+# The checker on files made to break each rule.
+printf '/* no licence here */\nint x;\n' > "$T/none.c"
+printf '// SPDX-License-Identifier: GPL-2.0\n' > "$T/gpl.c"
+printf '/* SPDX-License-Identifier: %s */\n' "$LIB_LICENSE" > "$T/lib.h"
+printf '#!/bin/sh\n# SPDX-License-Identifier: GPL-2.0\n' > "$T/script.sh"
+printf '.. SPDX-License-Identifier: GPL-2.0\n' > "$T/doc.rst"
+printf '<!-- SPDX-License-Identifier: GPL-2.0 -->\n' > "$T/doc.md"
+r=$(judge "$T/none.c" src/none.c)
+ok "$([ -n "$r" ]; echo $?)" "checker: a file without SPDX-License-Identifier is refused" "$r"
+r=$(judge "$T/gpl.c" tools/lib/parse.c)
+ok "$([ -n "$r" ]; echo $?)" "checker: GPL-2.0 in tools/lib/ is refused" "$r"
+r=$(judge "$T/lib.h" src/main.c)
+ok "$([ -n "$r" ]; echo $?)" "checker: the library's licence in src/ is refused" "$r"
+r=$(judge "$T/lib.h" tools/lib/kvmstats.h; judge "$T/gpl.c" src/main.c
+    judge "$T/script.sh" tests/x.sh; judge "$T/doc.rst" Documentation/x.rst
+    judge "$T/doc.md" README.md)
+ok "$([ -z "$r" ]; echo $?)" "checker: C, script, reST and Markdown identifiers are read" "$r"
+r=$(texts_missing "GPL-2.0 WITH No-such-note OR MIT")
+# shellcheck disable=SC2086,SC2116 # squash the spaces
+ok "$([ "$(echo $r)" = "No-such-note MIT" ]; echo $?)" \
+	"checker: an identifier without its text in LICENSES/ is found" "got: $r"
+
+# The tree.
+if ! files=$(git -C "$TOP" ls-files 2>/dev/null) || [ -z "$files" ]; then
+	n=$((n + 1))
+	echo "ok $n - tracked files carry allowed SPDX identifiers # SKIP not a git checkout"
+	echo "1..$n"
+	echo "$pass passed, $fail failed, 1 skipped"
+	[ "$fail" = 0 ]
+	exit
+fi
+bad="" used=""
+for f in $files; do
+	exempt "$f" && continue
+	[ -f "$TOP/$f" ] && [ ! -L "$TOP/$f" ] || continue
+	r=$(judge "$TOP/$f" "$f")
+	[ -n "$r" ] && bad="$bad
+$r"
+	used="$used
+$(spdx_of "$TOP/$f")"
+done
+ok "$([ -z "$bad" ]; echo $?)" \
+	"every tracked file has an SPDX-License-Identifier allowed in its directory" \
+	"$(echo "$bad" | sed '/^$/d' | head -n 40)"
+missing=
+for e in $(echo "$used" | sort -u | tr ' ' '\n' | sort -u); do
+	missing="$missing $(texts_missing "$e")"
+done
+# shellcheck disable=SC2086,SC2116 # squash the spaces
+ok "$([ -z "$(echo $missing)" ]; echo $?)" \
+	"every licence and exception used has its text under LICENSES/" \
+	"missing:$missing"
+for f in COPYING $LIB_LICENSE; do
+	case $f in OR) continue ;; esac
+	[ "$f" = COPYING ] && p=$TOP/COPYING || p=$(ls "$TOP"/LICENSES/*/"$f" 2>/dev/null)
+	[ -s "$p" ]
+	ok $? "$f is in the tree"
+done
+
+echo "1..$n"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
