@@ -5,8 +5,9 @@
  * requests abandoned with a reset, idle connections past the connection
  * limit, bursts of concurrent scrapes, a request trickled in past the
  * deadline, 560 trickling clients from one address, SIGHUP), each
- * followed by a normal scrape that must answer within a second.  Bounded: at most about 1,000 sockets
- * at once, every wait has a deadline, and alarm() ends the whole test.
+ * followed by a normal scrape that must answer within a second; and the
+ * exporter run unprivileged.  Bounded: at most about 1,200 sockets at
+ * once, every wait has a deadline, and alarm() ends the whole test.
  *
  *   load_test EXPORTER
  *
@@ -433,7 +434,8 @@ static void test_trickle_flood(void)
 		line[n] = '\0';
 	close(pfd[0]);
 	waitpid(child, &st, 0);
-	sscanf(line, "%d %d", &most, &reconnects);
+	if (sscanf(line, "%d %d", &most, &reconnects) != 2)
+		tap_diag("the flood reported nothing");
 	ok(most >= MAX_CONN, "%d trickling clients from %s: up to %d connected at once (%d reconnections)",
 	   TRICKLE, FLOOD_ADDR, most, reconnects);
 	ok(answered >= 4, "during the flood, %d of 6 scrapes from another address answered within 2 s (4 needed)",
@@ -456,6 +458,55 @@ static void test_sighup(void)
 		exporter = -1;	/* reaped: SIGTERM below fails */
 	ok(exporter > 0, "SIGHUP does not stop the exporter");
 	check_scrape("after SIGHUP");
+}
+
+/*
+ * Without the privilege to read other processes' fds the exporter must
+ * say so: an error on standard error, and kvm_exporter_processes_denied
+ * above 0 (as root it is 0).  Needs root and setpriv(1) to drop to
+ * nobody; skipped otherwise.
+ */
+static void test_unprivileged(const char *bin)
+{
+	static const char err_file[] = "/tmp/kvm-statsfd-load-test.err";
+	char cmd[1024], line[512], err[1024] = "";
+	unsigned int root_denied = ~0u, denied = 0;
+	FILE *p;
+	size_t n;
+
+	if (geteuid() || access("/usr/bin/setpriv", X_OK)) {
+		ok(1, "# SKIP unprivileged exporter: needs root and setpriv");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' --once --libvirt-dir '' 2>/dev/null", bin);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		sscanf(line, "kvm_exporter_processes_denied %u", &root_denied);
+	if (p)
+		pclose(p);
+	ok(root_denied == 0, "as root, kvm_exporter_processes_denied is 0 (%d)", (int)root_denied);
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' --once --libvirt-dir '' 2>%s",
+		 bin, err_file);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "kvm_exporter_processes_denied %u", &denied) == 1)
+			break;
+	if (p) {
+		while (fgets(line, sizeof(line), p))
+			;
+		pclose(p);
+	}
+	p = fopen(err_file, "r");
+	if (p) {
+		n = fread(err, 1, sizeof(err) - 1, p);
+		err[n] = '\0';
+		fclose(p);
+	}
+	unlink(err_file);
+	ok(denied > 0, "as nobody, kvm_exporter_processes_denied is above 0 (%u)", denied);
+	ok(strstr(err, "cannot be read") && strstr(err, "CAP_SYS_PTRACE"),
+	   "as nobody, an error on standard error says the fds cannot be read (%.100s)", err);
 }
 
 static int start_exporter(const char *bin)
@@ -531,6 +582,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	ok(1, "exporter starts and answers on 127.0.0.1:%u", ntohs(addr.sin_port));
+	test_unprivileged(argv[1]);
 	check_scrape("no load");
 	test_half_open_and_drip();
 	test_resets();
