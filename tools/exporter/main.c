@@ -432,8 +432,7 @@ struct scrape_req {
 	struct scrape_req *next;
 	struct MHD_Connection *c;
 	int gzip;
-	int resumed;
-	struct render *r;	/* set when resumed; a reference */
+	struct render *r;	/* set before it is resumed; a reference */
 };
 
 static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -598,6 +597,21 @@ static void render_make(struct render *r)
 	r->ret = ret;
 }
 
+/*
+ * Resume every connection of list, render_lock not held (libmicrohttpd
+ * takes its own locks).  q->next is read first: once resumed, q may be
+ * answered and freed by libmicrohttpd's thread at any moment.
+ */
+static void resume_all(struct scrape_req *list)
+{
+	struct scrape_req *q, *next;
+
+	for (q = list; q; q = next) {
+		next = q->next;
+		MHD_resume_connection(q->c);
+	}
+}
+
 static void *render_thread(void *arg)
 {
 	struct scrape_req *q, *list;
@@ -615,12 +629,12 @@ static void *render_thread(void *arg)
 			/* Answered 500 (no render) rather than never. */
 			list = waiting;
 			waiting = NULL;
-			for (q = list; q; q = q->next) {
-				q->resumed = 1;
-				MHD_resume_connection(q->c);
-			}
+			pthread_mutex_unlock(&render_lock);
+			resume_all(list);
+			pthread_mutex_lock(&render_lock);
 			continue;
 		}
+		/* One reference for each request, one for this thread. */
 		r->refs = 1;
 		for (q = waiting; q; q = q->next) {
 			r->want_gz |= q->gzip;
@@ -641,21 +655,17 @@ static void *render_thread(void *arg)
 		for (q = list; q; q = q->next) {
 			r->refs++;
 			q->r = r;
-			q->resumed = 1;
-			MHD_resume_connection(q->c);
 		}
-		/* The render thread's own reference. */
 		pthread_mutex_unlock(&render_lock);
+		resume_all(list);
 		render_unref(r);
 		pthread_mutex_lock(&render_lock);
 	}
-	/* Stopping: nobody waits for ever. */
-	for (list = waiting; list; list = list->next) {
-		list->resumed = 1;
-		MHD_resume_connection(list->c);
-	}
+	/* Stopping: nobody waits for ever (answered 500). */
+	list = waiting;
 	waiting = NULL;
 	pthread_mutex_unlock(&render_lock);
+	resume_all(list);
 	return NULL;
 }
 
