@@ -39,7 +39,6 @@
 #define DEFAULT_LISTEN	"127.0.0.1:9798"
 #define DEFAULT_TIMEOUT	10	/* seconds for a request, and idle */
 #define DEFAULT_MAX_CONN	512
-#define DEFAULT_MAX_PER_ADDR	256
 /*
  * zlib's fastest level: at 1,000 VMs x 10 vCPUs it deflates the 414 MB
  * of --vcpu --collect all text in about a third of level 6's time, for
@@ -250,7 +249,7 @@ static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn *conns;
 static unsigned int conn_timeout = DEFAULT_TIMEOUT;
 static unsigned int conn_max = DEFAULT_MAX_CONN;
-static unsigned int conn_max_per_addr = DEFAULT_MAX_PER_ADDR;
+static unsigned int conn_max_per_addr;	/* default: half of conn_max, in main() */
 static unsigned long conns_refused;	/* closed by the limits */
 static unsigned long conns_timed_out;	/* closed by the deadline */
 
