@@ -17,8 +17,8 @@
  * RSS (VmHWM); then --vcpu --collect all, one gzip scrape (what
  * Prometheus asks for), its time, the body's size (compressed: the text
  * is not inflated, to spare this test's CPU) and the peak RSS.  Bounds
- * are generous (a loaded 2-core machine, make check beside): see each.  Documentation/exporter.rst, "Scale", has the
- * measured figures.
+ * are generous (a loaded 2-core machine, make check beside): see each.
+ * Documentation/exporter.rst, "Scale", has the measured figures.
  *
  * Prints TAP; the last line is "N passed, N failed".
  */
