@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -584,6 +585,8 @@ static void render_make(struct render *r)
 		return;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	/* Only this thread writes to f: no lock per stdio call. */
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
 	ret = scrape_to(f);
 	if (fclose(f) && !ret)
 		ret = -ENOMEM;
