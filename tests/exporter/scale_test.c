@@ -53,7 +53,7 @@
 /*
  * The binary.  Measured on the 2-core machine: a default scrape in
  * 0.27-0.65 s, 150 concurrent ones all within 0.5-2.7 s, 32 MB peak RSS;
- * the full one in 8.0-14.6 s, 174 MB (see exporter.rst).  Bounds: 2 s
+ * the full one in 7.7-12.4 s, 174 MB (see exporter.rst).  Bounds: 2 s
  * for one default scrape (the issue's 1 s, doubled for a busy machine),
  * every one of 150 concurrent scrapes within 10 s (Prometheus' default
  * scrape_timeout: the requirement itself), 100 MB; the full scrape
