@@ -468,8 +468,7 @@ static void test_sighup(void)
  */
 static void test_unprivileged(const char *bin)
 {
-	static const char err_file[] = "/tmp/kvm-statsfd-load-test.err";
-	char cmd[1024], line[512], err[1024] = "";
+	char cmd[1024], line[512], err[1024] = "", err_file[64];
 	unsigned int root_denied = ~0u, denied = 0;
 	FILE *p;
 	size_t n;
@@ -478,6 +477,7 @@ static void test_unprivileged(const char *bin)
 		ok(1, "# SKIP unprivileged exporter: needs root and setpriv");
 		return;
 	}
+	snprintf(err_file, sizeof(err_file), "/tmp/kvm-statsfd-load-test.%d.err", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "'%s' --once --libvirt-dir '' 2>/dev/null", bin);
 	p = popen(cmd, "r");
 	while (p && fgets(line, sizeof(line), p))
