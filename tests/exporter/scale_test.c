@@ -7,20 +7,37 @@
  * path (the test seam: the same validation as a stats fd) and rendered
  * with prom_render().
  *
- * Measured, reported and bounded: the render time and output size of a
- * default scrape (VM-wide series, default groups) and of the most
- * expensive one (--vcpu --collect all), and the process's peak memory.
- * Budgets are in CPU time, several times what a 2-core CI machine
- * measures (Documentation/exporter.rst, "Scale").
+ * In this process: the render time, series and output size of a default
+ * scrape (VM-wide series, default groups), bounded in CPU time.
+ *
+ * Then the exporter binary itself (scale_test EXPORTER), over HTTP on
+ * loopback, with the same file as every stats fd (--synthetic-vms):
+ * default flags, one scrape, 150 concurrent scrapes (all must be
+ * answered within Prometheus' default 10 s scrape timeout) and its peak
+ * RSS (VmHWM); then --vcpu --collect all, one gzip scrape (what
+ * Prometheus asks for), its time, the body's size (compressed: the text
+ * is not inflated, to spare this test's CPU) and the peak RSS.  Bounds
+ * are generous (a loaded 2-core machine, make check beside): see each.
+ * Documentation/exporter.rst, "Scale", has the measured figures.
  *
  * Prints TAP; the last line is "N passed, N failed".
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "image.h"
 #include "metrics.h"
@@ -31,10 +48,23 @@
 #define NATIVE		45
 
 /* Budgets. */
-#define DEFAULT_MS	1000	/* default scrape render */
+#define DEFAULT_MS	1000	/* default scrape render, CPU */
 #define DEFAULT_MAXRSS_MB	200	/* 1,000 VM files parsed + one default scrape */
-#define FULL_MS		60000	/* --vcpu --collect all */
-#define FULL_MAXRSS_MB	2000	/* + 10,000 vCPU files + that scrape's text */
+/*
+ * The binary.  Measured on the 2-core machine: a default scrape in
+ * 0.27-0.65 s, 150 concurrent ones all within 0.5-2.7 s, 32 MB peak RSS;
+ * the full one in 7.7-12.4 s, 174 MB (see exporter.rst).  Bounds: 2 s
+ * for one default scrape (the issue's 1 s, doubled for a busy machine),
+ * every one of 150 concurrent scrapes within 10 s (Prometheus' default
+ * scrape_timeout: the requirement itself), 100 MB; the full scrape
+ * within 60 s and 1 GB (it must not keep 420 MB of text).
+ */
+#define BIN_DEFAULT_MS		2000
+#define BIN_CONCURRENT		150
+#define BIN_CONCURRENT_MS	10000
+#define BIN_DEFAULT_RSS_MB	100
+#define BIN_FULL_MS		60000
+#define BIN_FULL_RSS_MB		1024
 
 #define T(x)	KVM_STATS_TYPE_##x
 #define U(x)	KVM_STATS_UNIT_##x
@@ -107,12 +137,333 @@ static long maxrss_mb(void)
 	return ru.ru_maxrss / 1024;
 }
 
-/* A FILE that counts what is written to it and keeps nothing. */
-static ssize_t count_write(void *cookie, const char *buf, size_t len)
+static char image_path[64];
+
+/* The stats file image every synthetic stats fd of the exporter opens. */
+static int write_image(const struct img *im)
 {
-	(void)buf;
-	*(size_t *)cookie += len;
-	return (ssize_t)len;
+	int fd;
+
+	snprintf(image_path, sizeof(image_path), "/tmp/kvm-statsfd-scale.%d", (int)getpid());
+	fd = open(image_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (write(fd, im->buf, im->len) != (ssize_t)im->len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static double wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static struct sockaddr_in addr;
+
+static int connect_nb(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One HTTP exchange read as it comes: status, body size, inflated size. */
+struct xfer {
+	int fd;
+	int status;		/* 200, or 0 until known */
+	int gzip;
+	int done;		/* 1 complete, -1 failed */
+	int err;		/* errno of a failed read */
+	int inflate;		/* inflate a gzip body (else only count it) */
+	size_t length;		/* Content-Length */
+	size_t hdr_len, body;	/* bytes of head read, of body */
+	size_t text;		/* body inflated */
+	char head[1024];
+	char tail[128];		/* the end of the text */
+	z_stream z;
+};
+
+static const char *const req_gz =
+	"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n";
+
+static int xfer_start(struct xfer *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->fd = connect_nb();
+	if (x->fd < 0 || inflateInit2(&x->z, 15 + 32) != Z_OK)
+		return -1;
+	return 0;
+}
+
+static void xfer_text(struct xfer *x, const char *p, size_t n)
+{
+	size_t keep = sizeof(x->tail) - 1;
+
+	x->text += n;
+	if (n >= keep) {
+		memcpy(x->tail, p + n - keep, keep);
+	} else {
+		memmove(x->tail, x->tail + n, keep - n);
+		memcpy(x->tail + keep - n, p, n);
+	}
+}
+
+static void xfer_body(struct xfer *x, const char *p, size_t n)
+{
+	static char out[1 << 16];
+
+	x->body += n;
+	if (!x->inflate) {
+		if (x->body == x->length)
+			strcpy(x->tail, "kvm_exporter_build_info (not inflated)");
+		return;
+	}
+	if (!x->gzip) {
+		xfer_text(x, p, n);
+		return;
+	}
+	x->z.next_in = (Bytef *)p;
+	x->z.avail_in = (uInt)n;
+	while (x->z.avail_in) {
+		x->z.next_out = (Bytef *)out;
+		x->z.avail_out = sizeof(out);
+		if (inflate(&x->z, Z_NO_FLUSH) < 0) {
+			x->done = -1;
+			return;
+		}
+		xfer_text(x, out, sizeof(out) - x->z.avail_out);
+	}
+}
+
+/* Read what there is; returns 1 when the exchange is over. */
+static int xfer_read(struct xfer *x)
+{
+	static char buf[1 << 16];
+	char *end;
+	ssize_t n;
+	size_t k;
+
+	for (;;) {
+		n = read(x->fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			x->err = n ? errno : 0;
+			if (!x->done)
+				x->done = x->status == 200 ? 1 : -1;
+			return 1;
+		}
+		if (x->status) {
+			xfer_body(x, buf, n);
+			continue;
+		}
+		/* The head (small, kept whole), then what follows it. */
+		k = n < (ssize_t)(sizeof(x->head) - 1 - x->hdr_len) ?
+			(size_t)n : sizeof(x->head) - 1 - x->hdr_len;
+		memcpy(x->head + x->hdr_len, buf, k);
+		x->head[x->hdr_len + k] = '\0';
+		end = strstr(x->head, "\r\n\r\n");
+		if (!end) {
+			x->hdr_len += k;
+			if (x->hdr_len == sizeof(x->head) - 1) {
+				x->done = -1;	/* a head too long */
+				return 1;
+			}
+			continue;
+		}
+		end += 4;
+		x->status = atoi(x->head + 9);
+		x->gzip = !!strcasestr(x->head, "Content-Encoding: gzip");
+		if (strcasestr(x->head, "Content-Length: "))
+			x->length = strtoul(strcasestr(x->head, "Content-Length: ") + 16, NULL, 10);
+		/* end - x->head bytes of head in all, the rest of buf is body. */
+		k = (size_t)(end - x->head) - x->hdr_len;
+		x->hdr_len = end - x->head;
+		xfer_body(x, buf + k, n - k);
+	}
+}
+
+static void xfer_end(struct xfer *x)
+{
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+	inflateEnd(&x->z);
+}
+
+/*
+ * n concurrent gzip scrapes; each must complete within ms: its body
+ * whole, by Content-Length, or with inflate inflated and ending with the
+ * exporter's last metric (inflating costs this test CPU: 150 default
+ * scrapes are 2.7 GB of text, the full one 414 MB).  Returns how
+ * many did; *slowest the longest one, *x0 the first one's exchange.
+ */
+static int scrapes(int n, int ms, int inflate, double *slowest, struct xfer *x0)
+{
+	static struct xfer xs[BIN_CONCURRENT];
+	static struct pollfd p[BIN_CONCURRENT];
+	double t0 = wall_ms();
+	int i, left = n, good = 0;
+
+	*slowest = 0;
+	for (i = 0; i < n; i++) {
+		if (xfer_start(&xs[i]))
+			xs[i].done = -1;
+		xs[i].inflate = inflate;
+	}
+	/* Each sends its request once connected. */
+	for (i = 0; i < n; i++) {
+		p[i] = (struct pollfd){ .fd = xs[i].fd, .events = POLLOUT };
+		if (xs[i].done)
+			continue;
+		if (poll(&p[i], 1, 5000) != 1 ||
+		    write(xs[i].fd, req_gz, strlen(req_gz)) != (ssize_t)strlen(req_gz)) {
+			xs[i].err = errno;
+			xs[i].done = -1;
+		}
+	}
+	for (i = 0; i < n; i++)
+		left -= !!xs[i].done;
+	while (left > 0 && wall_ms() - t0 < ms) {
+		for (i = 0; i < n; i++)
+			p[i] = (struct pollfd){ .fd = xs[i].done ? -1 : xs[i].fd,
+						.events = POLLIN };
+		if (poll(p, n, 100) < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (xs[i].done || !p[i].revents || !xfer_read(&xs[i]))
+				continue;
+			left--;
+			if (xs[i].done > 0 && strstr(xs[i].tail, "kvm_exporter_build_info")) {
+				good++;
+				if (wall_ms() - t0 > *slowest)
+					*slowest = wall_ms() - t0;
+			}
+		}
+	}
+	for (i = 0; i < n && good < n; i++)
+		if (xs[i].done <= 0 || !strstr(xs[i].tail, "kvm_exporter_build_info"))
+			tap_diag("scrape %d: %s (%s), status %d, %zu bytes of body, head %.40s",
+				 i, xs[i].done > 0 ? "incomplete" : xs[i].done ? "failed" : "timed out",
+				 strerror(xs[i].err), xs[i].status, xs[i].body, xs[i].head);
+	if (x0)
+		*x0 = xs[0];
+	for (i = 0; i < n; i++)
+		xfer_end(&xs[i]);
+	return good;
+}
+
+static long vm_hwm_mb(pid_t pid)
+{
+	char path[64], line[128];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb / 1024;
+}
+
+/* The exporter over --synthetic-vms, answering on a free port; or -1. */
+static pid_t start_exporter(const char *bin, int full)
+{
+	char listen[64], synth[128];
+	socklen_t l = sizeof(addr);
+	double t0 = wall_ms();
+	int fd;
+	pid_t pid;
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	addr = (struct sockaddr_in){ .sin_family = AF_INET,
+				     .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(fd, (struct sockaddr *)&addr, &l))
+		return -1;
+	close(fd);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", ntohs(addr.sin_port));
+	snprintf(synth, sizeof(synth), "%d:%d:%s", NR_VMS, VCPUS_PER_VM, image_path);
+	pid = fork();
+	if (!pid) {
+		if (full)
+			execl(bin, bin, "--listen", listen, "--synthetic-vms", synth,
+			      "--vcpu", "--collect", "all", (char *)NULL);
+		else
+			execl(bin, bin, "--listen", listen, "--synthetic-vms", synth,
+			      (char *)NULL);
+		_exit(127);
+	}
+	/* Ready once it accepts: it opens its 1,000 or 11,000 files first. */
+	while (pid > 0 && wall_ms() - t0 < 30000) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+			close(fd);
+			return pid;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (waitpid(pid, NULL, WNOHANG))
+			return -1;
+		usleep(50 * 1000);
+	}
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	return -1;
+}
+
+static void stop_exporter(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_binary(const char *bin)
+{
+	struct xfer x;
+	double ms;
+	pid_t pid;
+	int n;
+
+	pid = start_exporter(bin, 0);
+	if (pid < 0) {
+		ok(0, "exporter %s starts with --synthetic-vms", bin);
+		return;
+	}
+	n = scrapes(1, BIN_DEFAULT_MS, 1, &ms, &x);
+	ok(n == 1, "binary, default: one scrape of %d VMs in %.0f ms (bound %d ms): %zu KB gzip, %zu KB text",
+	   NR_VMS, ms, BIN_DEFAULT_MS, x.body >> 10, x.text >> 10);
+	n = scrapes(BIN_CONCURRENT, BIN_CONCURRENT_MS, 0, &ms, NULL);
+	ok(n == BIN_CONCURRENT, "binary, default: %d of %d concurrent scrapes answered within %d ms (the last after %.0f ms)",
+	   n, BIN_CONCURRENT, BIN_CONCURRENT_MS, ms);
+	ok(vm_hwm_mb(pid) < BIN_DEFAULT_RSS_MB, "binary, default: peak RSS %ld MB (bound %d MB)",
+	   vm_hwm_mb(pid), BIN_DEFAULT_RSS_MB);
+	stop_exporter(pid);
+
+	pid = start_exporter(bin, 1);
+	if (pid < 0) {
+		ok(0, "exporter %s starts with --synthetic-vms --vcpu --collect all", bin);
+		return;
+	}
+	n = scrapes(1, BIN_FULL_MS, 0, &ms, &x);
+	ok(n == 1, "binary, --vcpu --collect all: one gzip scrape of %d vCPUs in %.0f ms (bound %d ms): %zu MB gzip",
+	   NR_VMS * VCPUS_PER_VM, ms, BIN_FULL_MS, x.body >> 20);
+	ok(vm_hwm_mb(pid) < BIN_FULL_RSS_MB, "binary, --vcpu --collect all: peak RSS %ld MB (bound %d MB)",
+	   vm_hwm_mb(pid), BIN_FULL_RSS_MB);
+	stop_exporter(pid);
 }
 
 static int parse_all(struct kvmstats *s, unsigned int n, struct img *im)
@@ -125,18 +476,17 @@ static int parse_all(struct kvmstats *s, unsigned int n, struct img *im)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct kvmstats vm_st[NR_VMS], vcpu_st[NR_VMS * VCPUS_PER_VM];
 	static struct prom_vcpu pv[NR_VMS * VCPUS_PER_VM];
 	static struct prom_vm pm[NR_VMS];
 	static char vm_names[NR_VMS][32], ids[VCPUS_PER_VM][4];
 	struct prom_opts def = { .groups = PROM_G_DEFAULT };
-	struct prom_opts full = { .groups = PROM_G_ALL, .vcpu = 1 };
-	cookie_io_functions_t io = { .write = count_write };
 	struct prom_result res;
 	char *out = NULL;
-	size_t len = 0, counted = 0;
+	const char *exporter_bin = argc > 1 ? argv[1] : NULL;
+	size_t len = 0;
 	double t0, ms;
 	struct img im;
 	unsigned int i, k;
@@ -144,6 +494,7 @@ int main(void)
 	FILE *f;
 	int ret;
 
+	signal(SIGPIPE, SIG_IGN);
 	make_stats();
 	if (img_build(&im, "kvm-1", 48, stats, nr_stats, LAYOUT_UPSTREAM)) {
 		ok(0, "image builds");
@@ -188,28 +539,15 @@ int main(void)
 	   res.samples / NR_VMS);
 	free(out);
 
-	/* Everything, per vCPU: what --vcpu --collect all costs. */
-	t0 = now_ms();
-	ret = parse_all(vcpu_st, NR_VMS * VCPUS_PER_VM, &im);
-	ok(!ret, "%d vCPU files parsed (%.0f ms)", NR_VMS * VCPUS_PER_VM,
-	   now_ms() - t0);
-	f = fopencookie(&counted, "w", io);
-	t0 = now_ms();
-	ret = f ? prom_render(f, pm, NR_VMS, &full, &res) : -1;
-	if (f)
-		fclose(f);
-	ms = now_ms() - t0;
-	rss = maxrss_mb();
-	ok(!ret, "--vcpu --collect all over %d vCPUs renders: %lu series, %zu MB",
-	   NR_VMS * VCPUS_PER_VM, res.samples, counted >> 20);
-	ok(ms < FULL_MS, "... within %d ms of CPU (%.0f ms)", FULL_MS, ms);
-	ok(rss < FULL_MAXRSS_MB, "... peak memory %ld MB (budget %d MB, the text not kept)",
-	   rss, FULL_MAXRSS_MB);
+	if (exporter_bin && write_image(&im) == 0)
+		test_binary(exporter_bin);
+	else if (exporter_bin)
+		ok(0, "stats file written to %s", image_path);
 
 	for (i = 0; i < NR_VMS; i++)
 		kvmstats_close(&vm_st[i]);
-	for (i = 0; i < NR_VMS * VCPUS_PER_VM; i++)
-		kvmstats_close(&vcpu_st[i]);
 	img_free(&im);
+	if (!getenv("SCALE_KEEP_IMAGE"))
+		unlink(image_path);
 	return tap_done();
 }

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -37,8 +38,16 @@
 #define EXIT_USAGE	2
 
 #define DEFAULT_LISTEN	"127.0.0.1:9798"
-#define DEFAULT_TIMEOUT	10	/* seconds a connection may stay idle */
+#define DEFAULT_TIMEOUT	10	/* seconds for a request, and idle */
 #define DEFAULT_MAX_CONN	512
+/*
+ * zlib's fastest level: at 1,000 VMs x 10 vCPUs it deflates the 414 MB
+ * of --vcpu --collect all text in about a third of level 6's time, for
+ * a body about a third larger (Documentation/exporter.rst, "Scale").
+ */
+#define GZIP_LEVEL	1
+/* libmicrohttpd's limit is ours plus this, for connections being closed. */
+#define MHD_SLACK	64
 #define CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
 static const char usage_text[] =
@@ -47,7 +56,8 @@ static const char usage_text[] =
 "\n"
 "SYNOPSIS\n"
 "    kvm-statsfd-exporter [--listen ADDR:PORT] [--vcpu] [--collect GROUPS]\n"
-"                         [--timeout S] [--max-connections N] [-v]\n"
+"                         [--timeout S] [--max-connections N]\n"
+"                         [--max-connections-per-address N] [-v]\n"
 "    kvm-statsfd-exporter --once [--vcpu] [--collect GROUPS]\n"
 "    kvm-statsfd-exporter --help | --version\n"
 "\n"
@@ -59,7 +69,10 @@ static const char usage_text[] =
 "    or the VMM's own stats fds when KVM refuses the ioctl to outsiders;\n"
 "    every fd taken is checked to be a KVM fd first.  Stats fds stay open\n"
 "    between scrapes and are closed within a second of their VMM exiting.\n"
-"    VM state is never changed.  Needs root (CAP_SYS_PTRACE).\n"
+"    VM state is never changed.  Needs root (CAP_SYS_PTRACE): without it,\n"
+"    an error says so and kvm_exporter_processes_denied counts the\n"
+"    processes it could not look into.  Concurrent scrapes share one\n"
+"    rendering.\n"
 "\n"
 "    Series are VM-wide (kvm_vm_*) unless --vcpu adds kvm_vcpu_* ones, and\n"
 "    labelled vm: the libvirt domain name, or OWNER/NAME from QEMU's -name\n"
@@ -75,15 +88,29 @@ static const char usage_text[] =
 "    --collect GROUPS         stat groups, comma-separated: scalars, exits,\n"
 "                             userspace-exits, histograms; default (the\n"
 "                             first three), all\n"
-"    --timeout S              close connections idle for S seconds\n"
-"                             (default 10)\n"
-"    --max-connections N      connections served at once (default 512);\n"
-"                             more wait in the listen queue\n"
+"    --timeout S              a request must arrive whole within S seconds\n"
+"                             of the accept (or of the previous answer on\n"
+"                             a kept-alive connection), and a connection\n"
+"                             idle for S seconds is closed (default 10)\n"
+"    --max-connections N      connections at once (default 512); past\n"
+"                             it, the oldest whose request has not arrived\n"
+"                             whole is closed to make room, or the new one\n"
+"                             when all are being answered\n"
+"    --max-connections-per-address N\n"
+"                             the same for each client address (IPv4\n"
+"                             address, IPv6 /64; loopback too); default\n"
+"                             half of --max-connections\n"
 "    --libvirt-dir DIR        libvirt's QEMU run directory (default\n"
 "                             " LIBVIRT_QEMU_RUN_DIR "); '' to ignore libvirt\n"
+"    --synthetic-vms N:V:FILE for tests: no discovery, N VMs of V vCPUs,\n"
+"                             every stats fd FILE opened anew\n"
 "    -v, --verbose            report VMs appearing and going on stderr\n"
 "    --version                print the version and exit\n"
 "    -h, --help               this text\n"
+"\n"
+"SIGNALS\n"
+"    SIGINT, SIGTERM: stop.  SIGHUP: logged and ignored (the configuration\n"
+"    is the command line).\n"
 "\n"
 "EXIT STATUS\n"
 "    0 stopped by SIGINT or SIGTERM (or --once succeeded), 1 runtime error\n"
@@ -180,6 +207,492 @@ static int open_listener(const char *arg)
 static struct exporter exp_state;
 static pthread_mutex_t exp_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Connections.  libmicrohttpd's own timeout is an idle one, and its
+ * per-IP limit refuses new connections where the old ones are the slow
+ * ones, so the exporter keeps its own list (notify_conn()):
+ *
+ * - a request must arrive whole within --timeout seconds of the accept
+ *   (or of the end of the previous answer on a kept-alive connection),
+ *   however it trickles in: sweep_deadlines(), from the main thread four
+ *   times a second, shuts down the socket of any that has not;
+ * - each peer address (IPv4 address, IPv6 /64) has at most
+ *   --max-connections-per-address, all of them at most --max-connections;
+ *   a connection past either limit makes room by closing the oldest one
+ *   of that address (or of all) whose request has not arrived whole yet,
+ *   and is closed itself only when every one is being answered.  So a
+ *   client that sends its request at once is served whatever others
+ *   hold, as long as it is not outpaced by a flood of new connections.
+ *
+ * Sockets are only ever shut down under conn_lock, and a connection
+ * leaves the list (under conn_lock, in libmicrohttpd's close
+ * notification) before libmicrohttpd closes its fd: no fd number is shut
+ * down after it was reused.
+ */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	unsigned char key[16];	/* address bucket */
+	double start;		/* deadline counts from here */
+	int busy;		/* request arrived whole: being answered */
+	int closing;		/* shut down by us, not yet closed */
+};
+
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *conns;
+static unsigned int conn_timeout = DEFAULT_TIMEOUT;
+static unsigned int conn_max = DEFAULT_MAX_CONN;
+static unsigned int conn_max_per_addr;	/* default: half of conn_max, in main() */
+static unsigned long conns_refused;	/* closed by the limits */
+static unsigned long conns_timed_out;	/* closed by the deadline */
+
+/* IPv4: the address; IPv6: its /64 (one host usually has a whole /64). */
+static void addr_key(const struct sockaddr *sa, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			memcpy(key, &a->s6_addr[12], 4);
+		} else {
+			key[15] = 6;	/* never equal to an IPv4 key */
+			memcpy(key, a, 8);
+		}
+	}
+}
+
+static void conn_shut(struct conn *k)
+{
+	k->closing = 1;
+	shutdown(k->fd, SHUT_RDWR);
+}
+
+/*
+ * The oldest connection still waiting for its request, of key's address
+ * (or of any with key NULL).
+ */
+static struct conn *oldest_waiting(const unsigned char *key)
+{
+	struct conn *k, *best = NULL;
+
+	for (k = conns; k; k = k->next)
+		if (!k->busy && !k->closing && (!key || !memcmp(k->key, key, 16)) &&
+		    (!best || k->start < best->start))
+			best = k;
+	return best;
+}
+
+/* A new connection: make room for it within the limits, or close it. */
+static void conn_admit(struct conn *n)
+{
+	unsigned int all = 0, same = 0;
+	struct conn *k, *victim = NULL;
+
+	for (k = conns; k; k = k->next) {
+		if (k->closing)
+			continue;
+		all++;
+		same += !memcmp(k->key, n->key, 16);
+	}
+	if (same >= conn_max_per_addr) {
+		victim = oldest_waiting(n->key);
+		if (!victim) {
+			conn_shut(n);
+			conns_refused++;
+			return;
+		}
+	} else if (all >= conn_max) {
+		victim = oldest_waiting(NULL);
+		if (!victim) {
+			conn_shut(n);
+			conns_refused++;
+			return;
+		}
+	}
+	if (victim) {
+		conn_shut(victim);
+		conns_refused++;
+	}
+}
+
+static void notify_conn(void *cls, struct MHD_Connection *c,
+			void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = *socket_context;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (!k)
+			return;
+		pthread_mutex_lock(&conn_lock);
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			conns = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		pthread_mutex_unlock(&conn_lock);
+		free(k);
+		*socket_context = NULL;
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!k || !ci) {
+		free(k);
+		if (ci)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+		return;
+	}
+	k->fd = ci->connect_fd;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	addr_key(ci ? ci->client_addr : NULL, k->key);
+	k->start = now_s();
+	pthread_mutex_lock(&conn_lock);
+	conn_admit(k);
+	k->next = conns;
+	if (conns)
+		conns->prev = k;
+	conns = k;
+	pthread_mutex_unlock(&conn_lock);
+	*socket_context = k;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static void conn_set_busy(struct MHD_Connection *c, int busy)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	k->busy = busy;
+	if (!busy)
+		k->start = now_s();	/* the next request's deadline */
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/* Shut down the connections whose request is late.  Main thread. */
+static void sweep_deadlines(void)
+{
+	double now = now_s();
+	struct conn *k;
+
+	pthread_mutex_lock(&conn_lock);
+	for (k = conns; k; k = k->next)
+		if (!k->busy && !k->closing && now - k->start >= conn_timeout) {
+			conn_shut(k);
+			conns_timed_out++;
+		}
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/*
+ * Scrapes.  One render at a time, made by the render thread, outside
+ * libmicrohttpd's thread and under exp_lock only: a scrape request
+ * suspends its connection and joins the render being made, if that
+ * render makes its encoding (plain or gzip), or the next one; when the
+ * render is done every connection that joined it is resumed and answered
+ * from it.  So any number of concurrent scrapes cost one render, and
+ * libmicrohttpd's thread only ever copies bytes (non-blocking sockets: a
+ * client that reads slowly delays nobody else).  The render is made as
+ * the text is written: deflated on the fly for gzip, and the plain text
+ * kept only when a client asked for it.
+ */
+struct render {
+	int refs;		/* under render_lock */
+	int want_plain, want_gz;
+	int ret;		/* 0 or -errno */
+	char *plain, *gz;
+	size_t plain_len, plain_cap, gz_len, gz_cap;
+	z_stream z;
+	int z_ok;
+};
+
+struct scrape_req {
+	struct scrape_req *next;
+	struct MHD_Connection *c;
+	int gzip;
+	struct render *r;	/* set before it is resumed; a reference */
+};
+
+static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t render_cond = PTHREAD_COND_INITIALIZER;
+static struct scrape_req *waiting;	/* for the next render */
+static struct scrape_req *joined;	/* for the render being made */
+static struct render *current;		/* being made, or NULL */
+static int render_stop;
+static unsigned long renders;
+static int serving;	/* over HTTP, not --once */
+/* *con_cls of a request answered, and of one whose head arrived. */
+static char answered_marker, head_marker;
+
+static void render_unref(struct render *r)
+{
+	int last;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&render_lock);
+	last = !--r->refs;
+	pthread_mutex_unlock(&render_lock);
+	if (!last)
+		return;
+	if (r->z_ok)
+		deflateEnd(&r->z);
+	free(r->plain);
+	free(r->gz);
+	free(r);
+}
+
+static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
+		      size_t n)
+{
+	char *nb;
+	size_t nc;
+
+	if (*len + n > *cap) {
+		nc = *cap ? *cap : 1 << 16;
+		while (nc < *len + n)
+			nc *= 2;
+		nb = realloc(*buf, nc);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = nc;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+/* Deflate avail_in (all of it, or to the end with Z_FINISH) into r->gz. */
+static int render_deflate(struct render *r, int flush)
+{
+	int ret;
+
+	do {
+		if (r->gz_cap - r->gz_len < 1 << 15) {
+			size_t nc = r->gz_cap ? r->gz_cap * 2 : 1 << 16;
+			char *nb = realloc(r->gz, nc);
+
+			if (!nb)
+				return -ENOMEM;
+			r->gz = nb;
+			r->gz_cap = nc;
+		}
+		r->z.next_out = (Bytef *)r->gz + r->gz_len;
+		r->z.avail_out = (uInt)(r->gz_cap - r->gz_len);
+		ret = deflate(&r->z, flush);
+		r->gz_len = r->gz_cap - r->z.avail_out;
+		if (ret == Z_STREAM_ERROR)
+			return -EIO;
+	} while (flush == Z_FINISH ? ret != Z_STREAM_END : r->z.avail_in > 0);
+	return 0;
+}
+
+static ssize_t render_write(void *cookie, const char *buf, size_t len)
+{
+	struct render *r = cookie;
+
+	if (r->want_plain &&
+	    buf_append(&r->plain, &r->plain_len, &r->plain_cap, buf, len)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (r->want_gz) {
+		r->z.next_in = (Bytef *)buf;
+		r->z.avail_in = (uInt)len;	/* len: stdio's buffer at most */
+		if (render_deflate(r, Z_NO_FLUSH)) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	return (ssize_t)len;
+}
+
+/* One scrape written to f: the exporter's state is shared, so under the lock. */
+static int scrape_to(FILE *f)
+{
+	char dur[40];
+	double t0 = now_s();
+	int ret;
+
+	pthread_mutex_lock(&exp_lock);
+	ret = exporter_scrape(&exp_state, f);
+	pthread_mutex_unlock(&exp_lock);
+	prom_format_double(now_s() - t0, dur, sizeof(dur));
+	fprintf(f, "# HELP kvm_exporter_scrape_duration_seconds Time this scrape took to read every stats fd and render, compression included.\n"
+		"# TYPE kvm_exporter_scrape_duration_seconds gauge\n"
+		"kvm_exporter_scrape_duration_seconds %s\n", dur);
+	if (!serving)
+		goto build_info;	/* --once */
+	pthread_mutex_lock(&conn_lock);
+	fprintf(f, "# HELP kvm_exporter_http_connections_closed_total Connections the exporter closed: limit, past --max-connections or --max-connections-per-address; deadline, request not whole within --timeout.\n"
+		"# TYPE kvm_exporter_http_connections_closed_total counter\n"
+		"kvm_exporter_http_connections_closed_total{reason=\"limit\"} %lu\n"
+		"kvm_exporter_http_connections_closed_total{reason=\"deadline\"} %lu\n",
+		conns_refused, conns_timed_out);
+	pthread_mutex_unlock(&conn_lock);
+	pthread_mutex_lock(&render_lock);
+	fprintf(f, "# HELP kvm_exporter_renders_total Scrapes rendered; concurrent requests share one.\n"
+		"# TYPE kvm_exporter_renders_total counter\n"
+		"kvm_exporter_renders_total %lu\n", renders);
+	pthread_mutex_unlock(&render_lock);
+build_info:
+	fputs("# HELP kvm_exporter_build_info The exporter's version; always 1.\n"
+	      "# TYPE kvm_exporter_build_info gauge\n"
+	      "kvm_exporter_build_info{version=\"" KVM_STATSFD_VERSION "\"} 1\n", f);
+	return ret;
+}
+
+static void render_make(struct render *r)
+{
+	cookie_io_functions_t io = { .write = render_write };
+	FILE *f;
+	int ret;
+
+	if (r->want_gz) {
+		if (deflateInit2(&r->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK) {
+			r->ret = -ENOMEM;
+			return;
+		}
+		r->z_ok = 1;
+	}
+	f = fopencookie(r, "w", io);
+	if (!f) {
+		r->ret = -ENOMEM;
+		return;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	/* Only this thread writes to f: no lock per stdio call. */
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
+	ret = scrape_to(f);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (!ret && r->want_gz)
+		ret = render_deflate(r, Z_FINISH);
+	if (r->z_ok) {
+		deflateEnd(&r->z);
+		r->z_ok = 0;
+	}
+	r->ret = ret;
+}
+
+/*
+ * Resume every connection of list, render_lock not held (libmicrohttpd
+ * takes its own locks).  q->next is read first: once resumed, q may be
+ * answered and freed by libmicrohttpd's thread at any moment.
+ */
+static void resume_all(struct scrape_req *list)
+{
+	struct scrape_req *q, *next;
+
+	for (q = list; q; q = next) {
+		next = q->next;
+		MHD_resume_connection(q->c);
+	}
+}
+
+static void *render_thread(void *arg)
+{
+	struct scrape_req *q, *list;
+	struct render *r;
+
+	(void)arg;
+	pthread_mutex_lock(&render_lock);
+	for (;;) {
+		while (!waiting && !render_stop)
+			pthread_cond_wait(&render_cond, &render_lock);
+		if (render_stop)
+			break;
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			/* Answered 500 (no render) rather than never. */
+			list = waiting;
+			waiting = NULL;
+			pthread_mutex_unlock(&render_lock);
+			resume_all(list);
+			pthread_mutex_lock(&render_lock);
+			continue;
+		}
+		/* One reference for each request, one for this thread. */
+		r->refs = 1;
+		for (q = waiting; q; q = q->next) {
+			r->want_gz |= q->gzip;
+			r->want_plain |= !q->gzip;
+		}
+		joined = waiting;
+		waiting = NULL;
+		current = r;
+		pthread_mutex_unlock(&render_lock);
+
+		render_make(r);
+
+		pthread_mutex_lock(&render_lock);
+		renders++;
+		current = NULL;
+		list = joined;
+		joined = NULL;
+		for (q = list; q; q = q->next) {
+			r->refs++;
+			q->r = r;
+		}
+		pthread_mutex_unlock(&render_lock);
+		resume_all(list);
+		render_unref(r);
+		pthread_mutex_lock(&render_lock);
+	}
+	/* Stopping: nobody waits for ever (answered 500). */
+	list = waiting;
+	waiting = NULL;
+	pthread_mutex_unlock(&render_lock);
+	resume_all(list);
+	return NULL;
+}
+
+static ssize_t read_render(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct scrape_req *q = cls;
+	const char *src = q->gzip ? q->r->gz : q->r->plain;
+	size_t len = q->gzip ? q->r->gz_len : q->r->plain_len;
+
+	if (pos >= len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (max > len - pos)
+		max = len - pos;
+	memcpy(buf, src + pos, max);
+	return (ssize_t)max;
+}
+
+static void free_req(void *cls)
+{
+	struct scrape_req *q = cls;
+
+	render_unref(q->r);
+	free(q);
+}
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int status,
 				 const char *type, char *buf, size_t len,
 				 enum MHD_ResponseMemoryMode mode, int gzipped)
@@ -196,8 +709,6 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (gzipped)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	if (status == MHD_HTTP_OK && !strcmp(type, CONTENT_TYPE))
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, status, r);
@@ -233,126 +744,131 @@ static int wants_gzip(struct MHD_Connection *c)
 	return 0;
 }
 
-/* in[0..len) as a gzip member, in a malloc()ed *out. */
-static int gzip_buf(const char *in, size_t len, char **out, size_t *out_len)
+/* First call for /metrics: wait for a render, suspended. */
+static enum MHD_Result metrics_wait(struct MHD_Connection *c, void **con_cls)
 {
-	z_stream z = { 0 };
-	size_t cap = deflateBound(&z, len) + 32;
-	int ret;
+	struct scrape_req *q = calloc(1, sizeof(*q));
 
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&z, len);
-	*out = malloc(cap);
-	if (!*out) {
-		deflateEnd(&z);
-		return -ENOMEM;
+	if (!q)
+		return MHD_NO;
+	q->c = c;
+	q->gzip = wants_gzip(c);
+	pthread_mutex_lock(&render_lock);
+	if (render_stop) {
+		pthread_mutex_unlock(&render_lock);
+		free(q);
+		return send_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "stopping\n");
 	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = (Bytef *)*out;
-	z.avail_out = (uInt)cap;
-	if (len > UINT32_MAX || cap > UINT32_MAX)
-		ret = Z_BUF_ERROR;
-	else
-		ret = deflate(&z, Z_FINISH);
-	*out_len = z.total_out;
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(*out);
-		*out = NULL;
-		return -ENOMEM;
+	*con_cls = q;
+	MHD_suspend_connection(c);
+	/* The render being made, if it makes our encoding; else the next. */
+	if (current && (q->gzip ? current->want_gz : current->want_plain)) {
+		q->next = joined;
+		joined = q;
+	} else {
+		q->next = waiting;
+		waiting = q;
+		pthread_cond_signal(&render_cond);
 	}
-	return 0;
+	pthread_mutex_unlock(&render_lock);
+	return MHD_YES;
 }
 
-static double now_s(void)
+/* Resumed: answer from the render. */
+static enum MHD_Result metrics_answer(struct MHD_Connection *c,
+				      struct scrape_req *q, void **con_cls)
 {
-	struct timespec ts;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char msg[160];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* One scrape into *buf: the exporter's state is shared, so under the lock. */
-static int scrape(char **buf, size_t *len)
-{
-	FILE *f = open_memstream(buf, len);
-	char dur[40];
-	double t0 = now_s();
-	int ret;
-
-	if (!f)
-		return -ENOMEM;
-	pthread_mutex_lock(&exp_lock);
-	ret = exporter_scrape(&exp_state, f);
-	pthread_mutex_unlock(&exp_lock);
-	prom_format_double(now_s() - t0, dur, sizeof(dur));
-	fprintf(f, "# HELP kvm_exporter_scrape_duration_seconds Time this scrape took to read every stats fd and render, before compression.\n"
-		"# TYPE kvm_exporter_scrape_duration_seconds gauge\n"
-		"kvm_exporter_scrape_duration_seconds %s\n", dur);
-	fputs("# HELP kvm_exporter_build_info The exporter's version; always 1.\n"
-	      "# TYPE kvm_exporter_build_info gauge\n"
-	      "kvm_exporter_build_info{version=\"" KVM_STATSFD_VERSION "\"} 1\n", f);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret) {
-		free(*buf);
-		*buf = NULL;
+	if (!q->r || q->r->ret) {
+		if (q->r)
+			snprintf(msg, sizeof(msg), "scrape failed: %s\n", strerror(-q->r->ret));
+		else
+			snprintf(msg, sizeof(msg), "scrape failed: %s\n",
+				 render_stop ? "stopping" : strerror(ENOMEM));
+		if (q->r)
+			fprintf(stderr, "kvm-statsfd-exporter: %s", msg);
+		return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "text/plain; charset=utf-8", msg, strlen(msg),
+				 MHD_RESPMEM_MUST_COPY, 0);
 	}
+	r = MHD_create_response_from_callback(q->gzip ? q->r->gz_len : q->r->plain_len,
+					      1 << 16, read_render, q, free_req);
+	if (!r)
+		return MHD_NO;
+	*con_cls = NULL;	/* q now belongs to the response */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	if (q->gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result serve_metrics(struct MHD_Connection *c)
+/* A request is over (answered, or its connection closed). */
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
 {
-	char *buf = NULL, *gz, msg[160];
-	size_t len = 0, gz_len;
-	int ret;
-
-	ret = scrape(&buf, &len);
-	if (ret) {
-		snprintf(msg, sizeof(msg), "scrape failed: %s\n", strerror(-ret));
-		fprintf(stderr, "kvm-statsfd-exporter: %s", msg);
-		buf = strdup(msg);
-		if (!buf)
-			return MHD_NO;
-		return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				 "text/plain; charset=utf-8", buf, strlen(buf),
-				 MHD_RESPMEM_MUST_FREE, 0);
+	(void)cls;
+	(void)toe;
+	if (*con_cls && *con_cls != &answered_marker && *con_cls != &head_marker) {
+		free_req(*con_cls);
+		*con_cls = NULL;
 	}
-	if (wants_gzip(c) && !gzip_buf(buf, len, &gz, &gz_len)) {
-		free(buf);
-		return send_text(c, MHD_HTTP_OK, CONTENT_TYPE, gz, gz_len,
-				 MHD_RESPMEM_MUST_FREE, 1);
-	}
-	return send_text(c, MHD_HTTP_OK, CONTENT_TYPE, buf, len,
-			 MHD_RESPMEM_MUST_FREE, 0);
+	conn_set_busy(c, 0);
 }
 
+/* Whether the request announces a body (Content-Length above 0, chunks). */
+static int has_body(struct MHD_Connection *c)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (cl && strspn(cl, "0") != strlen(cl)) ||
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					    MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
+/*
+ * Called once the request head has arrived whole (its deadline then no
+ * longer applies), again when the request is complete, and for /metrics
+ * once more when its render is done.  A body is never waited for: a
+ * request announcing one, or any method but GET and HEAD, is answered
+ * on the first call, and libmicrohttpd then closes the connection.
+ */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      const char *url, const char *method,
 			      const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
 {
-	static int first_call;
-
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	/* The first call only announces the request; answer on the second. */
 	if (!*con_cls) {
-		*con_cls = &first_call;
+		conn_set_busy(c, 1);
+		*con_cls = &answered_marker;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+		    strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+					   "only GET and HEAD\n");
+		if (has_body(c))
+			return send_static(c, MHD_HTTP_CONTENT_TOO_LARGE,
+					   "no request body is accepted\n");
+		*con_cls = &head_marker;
 		return MHD_YES;
 	}
-	if (*upload_data_size) {
-		*upload_data_size = 0;	/* a body we do not want */
+	if (*con_cls == &answered_marker || *upload_data_size) {
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-				   "only GET and HEAD\n");
+	if (*con_cls != &head_marker)
+		return metrics_answer(c, *con_cls, con_cls);
+	*con_cls = &answered_marker;
 	if (!strcmp(url, "/metrics"))
-		return serve_metrics(c);
+		return metrics_wait(c, con_cls);
 	if (!strcmp(url, "/"))
 		return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8",
 				 (char *)index_html, strlen(index_html),
@@ -371,18 +887,16 @@ static void raise_nofile(void)
 	}
 }
 
+/* --once: the scrape goes straight to standard output. */
 static int run_once(void)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int ret = scrape(&buf, &len);
+	int ret = scrape_to(stdout);
 
 	exporter_free(&exp_state);
-	if (!ret && fwrite(buf, 1, len, stdout) != len)
-		ret = -errno;
-	free(buf);
 	if (fflush(stdout) && !ret)
 		ret = -errno;
+	if (ferror(stdout) && !ret)
+		ret = -EIO;
 	if (ret) {
 		fprintf(stderr, "kvm-statsfd-exporter: %s\n", strerror(-ret));
 		return EXIT_RUNTIME;
@@ -391,26 +905,30 @@ static int run_once(void)
 }
 
 /*
- * libmicrohttpd runs in its own thread with its own epoll loop: it takes
- * the listening socket out of its set when the connection limit is
- * reached and back in when a connection closes, and closes connections
- * idle for --timeout seconds, so no number of slow or half-open clients
- * stops the server for longer than that.  This thread waits for signals
- * and, once a second, closes the stats fds of VMs whose VMM exited (a
- * stats fd keeps the VM's memory alive).
+ * Three threads: libmicrohttpd's, with its own epoll loop (it takes the
+ * listening socket out of its set at its connection limit and back in
+ * when a connection closes, and closes connections idle for --timeout);
+ * the render thread (render_thread()); and this one, which waits for
+ * signals, enforces the request deadline four times a second and, once a
+ * second, closes the stats fds of VMs whose VMM exited (a stats fd keeps
+ * the VM's memory alive).  SIGHUP is logged and otherwise ignored: all
+ * configuration is on the command line.
  */
-static int serve(const char *listen_arg, unsigned int timeout,
-		 unsigned int max_conn)
+static int serve(const char *listen_arg)
 {
+	struct signalfd_siginfo si;
 	struct MHD_Daemon *d;
 	struct pollfd pfd;
+	pthread_t render_tid;
 	int lfd, sfd, rc = EXIT_RUNTIME;
+	double last_reap = 0;
 	sigset_t mask;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	/* Blocked before MHD's thread starts, so it inherits the mask. */
+	sigaddset(&mask, SIGHUP);
+	/* Blocked before the other threads start, so they inherit the mask. */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -421,37 +939,75 @@ static int serve(const char *listen_arg, unsigned int timeout,
 	lfd = open_listener(listen_arg);
 	if (lfd < 0)
 		goto out_sfd;
-	/* MHD's log names every client that goes away: only with -v. */
-	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD |
+	/* Say at start what this exporter cannot see. */
+	pthread_mutex_lock(&exp_lock);
+	exporter_discover(&exp_state);
+	pthread_mutex_unlock(&exp_lock);
+	serving = 1;
+	if (pthread_create(&render_tid, NULL, render_thread, NULL)) {
+		fputs("kvm-statsfd-exporter: cannot start the render thread\n", stderr);
+		close(lfd);
+		goto out_sfd;
+	}
+	/*
+	 * libmicrohttpd's own limit is above ours: conn_admit() closes the
+	 * connections past ours, and they count in its limit until closed.
+	 * MHD's log names every client that goes away: only with -v.
+	 */
+	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 			     (exp_state.verbose ? MHD_USE_ERROR_LOG : 0),
 			     0, NULL, NULL, handle, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, lfd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-			     MHD_OPTION_CONNECTION_LIMIT, max_conn,
+			     MHD_OPTION_CONNECTION_TIMEOUT, conn_timeout,
+			     MHD_OPTION_CONNECTION_LIMIT, conn_max + MHD_SLACK,
+			     MHD_OPTION_NOTIFY_CONNECTION, notify_conn, NULL,
+			     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
 			     MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "kvm-statsfd-exporter: cannot start the HTTP server on %s\n",
 			listen_arg);
 		close(lfd);
-		goto out_sfd;
+		goto out_render;
 	}
 	if (exp_state.verbose)
 		fprintf(stderr, "kvm-statsfd-exporter: listening on %s\n", listen_arg);
 	pfd = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (;;) {
-		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR) {
+		if (poll(&pfd, 1, 250) < 0 && errno != EINTR) {
 			perror("kvm-statsfd-exporter: poll");
 			goto out_mhd;
 		}
-		if (pfd.revents)
-			break;
-		pthread_mutex_lock(&exp_lock);
-		exporter_reap(&exp_state);
-		pthread_mutex_unlock(&exp_lock);
+		if (pfd.revents) {
+			if (read(sfd, &si, sizeof(si)) != sizeof(si) ||
+			    si.ssi_signo != SIGHUP)
+				break;
+			fputs("kvm-statsfd-exporter: SIGHUP: nothing to reload (the configuration is the command line), carrying on\n",
+			      stderr);
+		}
+		sweep_deadlines();
+		if (now_s() - last_reap >= 1) {
+			last_reap = now_s();
+			pthread_mutex_lock(&exp_lock);
+			exporter_reap(&exp_state);
+			pthread_mutex_unlock(&exp_lock);
+		}
 	}
 	rc = EXIT_OK;
 out_mhd:
+	/* No connection may stay suspended when libmicrohttpd stops. */
+	pthread_mutex_lock(&render_lock);
+	render_stop = 1;
+	pthread_cond_signal(&render_cond);
+	pthread_mutex_unlock(&render_lock);
+	pthread_join(render_tid, NULL);
 	MHD_stop_daemon(d);	/* closes lfd too */
+	goto out_sfd;
+out_render:
+	pthread_mutex_lock(&render_lock);
+	render_stop = 1;
+	pthread_cond_signal(&render_cond);
+	pthread_mutex_unlock(&render_lock);
+	pthread_join(render_tid, NULL);
 out_sfd:
 	close(sfd);
 	exporter_free(&exp_state);
@@ -475,10 +1031,24 @@ static unsigned int parse_uint(const char *arg, const char *what,
 	return (unsigned int)v;
 }
 
+/* --synthetic-vms N:V:FILE (tests: Documentation/exporter.rst, "Scale"). */
+static void parse_synth(const char *arg)
+{
+	unsigned int n, v;
+	int end = 0;
+
+	if (sscanf(arg, "%u:%u:%n", &n, &v, &end) != 2 || !end || !arg[end] ||
+	    n > 100000 || v > 1000)
+		usage_error("invalid --synthetic-vms '%s' (want N:V:FILE)", arg);
+	exp_state.synth_vms = n;
+	exp_state.synth_vcpus = v;
+	exp_state.synth_file = arg + end;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_VCPU, OPT_COLLECT, OPT_TIMEOUT,
-	       OPT_MAXCONN, OPT_LIBVIRT, OPT_VERSION };
+	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_LIBVIRT, OPT_SYNTH, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
@@ -486,15 +1056,16 @@ int main(int argc, char **argv)
 		{ "collect", required_argument, NULL, OPT_COLLECT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+		{ "max-connections-per-address", required_argument, NULL, OPT_MAXPERADDR },
 		{ "libvirt-dir", required_argument, NULL, OPT_LIBVIRT },
+		{ "synthetic-vms", required_argument, NULL, OPT_SYNTH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_arg = DEFAULT_LISTEN;
-	unsigned int timeout = DEFAULT_TIMEOUT, max_conn = DEFAULT_MAX_CONN;
-	int c, once = 0, listen_set = 0;
+	int c, once = 0, listen_set = 0, per_addr_set = 0;
 
 	exp_state.opts.groups = PROM_G_DEFAULT;
 	exp_state.libvirt_dir = LIBVIRT_QEMU_RUN_DIR;
@@ -517,10 +1088,18 @@ int main(int argc, char **argv)
 					    optarg);
 			break;
 		case OPT_TIMEOUT:
-			timeout = parse_uint(optarg, "--timeout", 1, 3600);
+			conn_timeout = parse_uint(optarg, "--timeout", 1, 3600);
 			break;
 		case OPT_MAXCONN:
-			max_conn = parse_uint(optarg, "--max-connections", 1, 100000);
+			conn_max = parse_uint(optarg, "--max-connections", 1, 100000);
+			break;
+		case OPT_MAXPERADDR:
+			conn_max_per_addr = parse_uint(optarg, "--max-connections-per-address",
+						       1, 100000);
+			per_addr_set = 1;
+			break;
+		case OPT_SYNTH:
+			parse_synth(optarg);
 			break;
 		case OPT_LIBVIRT:
 			exp_state.libvirt_dir = *optarg ? optarg : NULL;
@@ -557,5 +1136,10 @@ int main(int argc, char **argv)
 		return run_once();
 	/* Check the address before anything else: usage errors first. */
 	freeaddrinfo(parse_listen(listen_arg));
-	return serve(listen_arg, timeout, max_conn);
+	/* By default an address may take half the connections. */
+	if (!per_addr_set)
+		conn_max_per_addr = conn_max > 1 ? conn_max / 2 : 1;
+	if (conn_max_per_addr > conn_max)
+		conn_max_per_addr = conn_max;
+	return serve(listen_arg);
 }

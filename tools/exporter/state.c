@@ -12,8 +12,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "metrics.h"
 #include "state.h"
@@ -169,6 +171,86 @@ static int rescan(struct exporter *e)
 	return ret;
 }
 
+/* One synthetic stats fd: a new open file of e->synth_file. */
+static int synth_open(struct exporter *e, struct kvmstats *st)
+{
+	int fd = open(e->synth_file, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = kvmstats_open(st, fd);
+	if (ret)
+		close(fd);
+	return ret;
+}
+
+/* --synthetic-vms: the VMs made once, never changed. */
+static int synth_scan(struct exporter *e)
+{
+	struct vm_entry *v;
+	unsigned int i, k;
+	int ret;
+
+	if (e->vms)
+		return 0;
+	e->vms = calloc(e->synth_vms ? e->synth_vms : 1, sizeof(*e->vms));
+	if (!e->vms)
+		return -ENOMEM;
+	for (i = 0; i < e->synth_vms; i++) {
+		v = &e->vms[e->nr++];
+		v->p.pid = getpid();	/* alive as long as we are */
+		v->p.pidfd = -1;
+		v->p.vm_fdnum = -1;
+		v->p.vm_stats_fdnum = -1;
+		snprintf(v->p.comm, sizeof(v->p.comm), "synthetic");
+		snprintf(v->pid, sizeof(v->pid), "%u", i);
+		snprintf(v->id.vm, sizeof(v->id.vm), "synthetic/vm-%04u", i);
+		v->id.source = "synthetic";
+		ret = synth_open(e, &v->p.vm);
+		if (ret)
+			return ret;
+		v->p.vm_open = 1;
+		if (!e->opts.vcpu)
+			continue;
+		v->p.vcpus = calloc(e->synth_vcpus ? e->synth_vcpus : 1,
+				    sizeof(*v->p.vcpus));
+		if (!v->p.vcpus)
+			return -ENOMEM;
+		for (k = 0; k < e->synth_vcpus; k++) {
+			struct vcpu_ref *c = &v->p.vcpus[v->p.nr_vcpus++];
+
+			c->id = (int)k;
+			c->fdnum = -1;
+			c->stats_fdnum = -1;
+			ret = synth_open(e, &c->st);
+			if (ret)
+				return ret;
+			c->open = 1;
+		}
+	}
+	return 0;
+}
+
+int exporter_discover(struct exporter *e)
+{
+	int ret;
+
+	if (e->synth_file)
+		return synth_scan(e);
+	exporter_reap(e);
+	ret = rescan(e);
+	e->denied = discover_denied;
+	if (!e->denied) {
+		e->denied_said = 0;
+	} else if (!e->denied_said) {
+		fprintf(stderr, "kvm-statsfd-exporter: error: the fds of %u processes cannot be read (needs root or CAP_SYS_PTRACE): their VMs, if any, are not exported (kvm_exporter_processes_denied)\n",
+			e->denied);
+		e->denied_said = 1;
+	}
+	return ret;
+}
+
 /*
  * QEMU without the module (kvmstats.h, KVMSTATS_VM_UNAVAILABLE): not an
  * error, said once per VM.
@@ -281,8 +363,7 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	char what[32];
 	int k, ret;
 
-	exporter_reap(e);
-	ret = rescan(e);
+	ret = exporter_discover(e);
 	if (ret)
 		return ret;
 	for (i = 0; i < e->nr; i++) {
@@ -350,6 +431,9 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	fprintf(f, "# HELP kvm_exporter_stats_fds KVM stats fds the exporter holds open.\n"
 		"# TYPE kvm_exporter_stats_fds gauge\nkvm_exporter_stats_fds %u\n",
 		nfds);
+	fprintf(f, "# HELP kvm_exporter_processes_denied Processes whose fds the exporter was not allowed to read at this scrape (it needs root or CAP_SYS_PTRACE): VMs they run are missing.\n"
+		"# TYPE kvm_exporter_processes_denied gauge\nkvm_exporter_processes_denied %u\n",
+		e->denied);
 	fprintf(f, "# HELP kvm_exporter_errors_total Stats fds that could not be opened or read although their VMM was running, since the exporter started.\n"
 		"# TYPE kvm_exporter_errors_total counter\nkvm_exporter_errors_total %lu\n",
 		e->errors);

@@ -29,6 +29,15 @@ struct exporter {
 	unsigned long errors;	/* stats fds not opened or not read */
 	unsigned long races;	/* ... because their VM or VMM was going */
 	unsigned long scrapes;
+	unsigned int denied;	/* processes whose fds we may not read */
+	int denied_said;	/* ... logged */
+	/*
+	 * Tests only (--synthetic-vms N:V:FILE): no discovery, synth_vms
+	 * VMs of synth_vcpus vCPUs each, every stats fd a new open() of
+	 * synth_file (a stats file image).
+	 */
+	const char *synth_file;
+	unsigned int synth_vms, synth_vcpus;
 };
 
 /*
@@ -38,6 +47,13 @@ struct exporter {
  * hold a partial exposition and should not be served).
  */
 int exporter_scrape(struct exporter *e, FILE *f);
+
+/*
+ * Close the VMs whose VMM exited, rescan /proc, and say once on standard
+ * error when processes' fds could not be read (e->denied).  Returns 0 or
+ * -errno.  exporter_scrape() starts with it.
+ */
+int exporter_discover(struct exporter *e);
 
 /* Close and forget the VMs whose VMM exited (pidfd readable).  Returns how many. */
 unsigned int exporter_reap(struct exporter *e);
