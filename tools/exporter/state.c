@@ -126,7 +126,7 @@ static int rescan(struct exporter *e)
 	unsigned int i, k, nr = 0;
 	int n, ret = 0;
 
-	n = kvmstats_discover(&fresh, 0, NULL);
+	n = kvmstats_discover(&fresh, 0, &e->denied);
 	if (n < 0)
 		return n;
 	nv = calloc(n ? n : 1, sizeof(*nv));
@@ -147,16 +147,16 @@ static int rescan(struct exporter *e)
 				 (int)fresh[i].pid);
 			identity_of(e->libvirt_dir, fresh[i].pid, fresh[i].uid,
 				    fresh[i].guest, fresh[i].uuid, &nv[nr].id);
+			if (e->verbose)
+				fprintf(stderr, "kvm-statsfd-exporter: pid %d (%s): new VM with %d vCPUs\n",
+					(int)fresh[i].pid, fresh[i].comm,
+					fresh[i].nr_vcpus);
 			/* The pidfd now belongs to nv, as do the vCPUs. */
 			fresh[i].pidfd = -1;
 			/* Now owned by nv: not freed with fresh below. */
 			fresh[i].vcpus = NULL;
 			fresh[i].nr_vcpus = 0;
 			fresh[i].guest = NULL;
-			if (e->verbose)
-				fprintf(stderr, "kvm-statsfd-exporter: pid %d (%s): new VM with %d vCPUs\n",
-					(int)fresh[i].pid, fresh[i].comm,
-					fresh[i].nr_vcpus);
 			nr++;
 		}
 	}
@@ -172,14 +172,17 @@ static int rescan(struct exporter *e)
 }
 
 /* One synthetic stats fd: a new open file of e->synth_file. */
-static int synth_open(struct exporter *e, struct kvmstats *st)
+static int synth_open(struct exporter *e, struct kvmstats **st)
 {
-	int fd = open(e->synth_file, O_RDONLY | O_CLOEXEC);
-	int ret;
+	int fd, ret;
 
+	*st = kvmstats_new();
+	if (!*st)
+		return -ENOMEM;
+	fd = open(e->synth_file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = kvmstats_open(st, fd);
+	ret = kvmstats_open(*st, fd);
 	if (ret)
 		close(fd);
 	return ret;
@@ -218,7 +221,7 @@ static int synth_scan(struct exporter *e)
 		if (!v->p.vcpus)
 			return -ENOMEM;
 		for (k = 0; k < e->synth_vcpus; k++) {
-			struct vcpu_ref *c = &v->p.vcpus[v->p.nr_vcpus++];
+			struct kvmstats_vcpu *c = &v->p.vcpus[v->p.nr_vcpus++];
 
 			c->id = (int)k;
 			c->fdnum = -1;
@@ -240,7 +243,6 @@ int exporter_discover(struct exporter *e)
 		return synth_scan(e);
 	exporter_reap(e);
 	ret = rescan(e);
-	e->denied = discover_denied;
 	if (!e->denied) {
 		e->denied_said = 0;
 	} else if (!e->denied_said) {
