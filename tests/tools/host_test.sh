@@ -17,20 +17,9 @@ KS=$B/kvm-statsfd
 EXP=$B/kvm-statsfd-exporter
 T=$(mktemp -d /tmp/ks-host.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0 n=0
+# ok, skip, tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 
-ok() {	# ok STATUS NAME [DIAG...]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $n - $2"
-		shift 2
-		for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
-		fail=$((fail + 1))
-	fi
-}
 
 st() {	# st CMD...: status of CMD, its output in $T/out and $T/err
 	"$@" > "$T/out" 2> "$T/err"
@@ -146,6 +135,4 @@ ok $((r != 0)) "make -C tools install DESTDIR=... PREFIX=/usr succeeds" "$(tail 
 ok $([ -z "$missing" ]; echo $?) "install places the tools, man pages, completions and unit" \
 	"missing:$missing"
 
-echo "1..$n"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_finish

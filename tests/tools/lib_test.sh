@@ -16,21 +16,10 @@ B=$1
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/ks-lib.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0 n=0
+# ok, skip, tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 SO=$B/libkvmstats.so.1.0.0
 
-ok() {	# ok STATUS NAME [DIAG...]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $n - $2"
-		shift 2
-		for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
-		fail=$((fail + 1))
-	fi
-}
 
 soname=$(readelf -d "$SO" 2>&1 | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libkvmstats.so.1 ] && [ "$(readlink "$B/libkvmstats.so.1")" = libkvmstats.so.1.0.0 ]
@@ -167,14 +156,8 @@ if [ "${ver%.*}" = "$here" ] && sh "$TOP/scripts/gen-exit-names.sh" > "$T/tables
 	ok $? "tools/lib/exit_tables.c is what scripts/gen-exit-names.sh makes from this machine's Linux $here headers" \
 		"$(diff "$T/committed" "$T/regenerated" | head -n 20)"
 else
-	n=$((n + 1)) skipped=$((${skipped:-0} + 1))
-	echo "ok $n - exit_tables.c regenerated from this machine's headers # SKIP tables from Linux $ver, headers here $here $(cat "$T/err" 2>/dev/null)"
+	skip "exit_tables.c regenerated from this machine's headers" \
+		"tables from Linux $ver, headers here $here $(cat "$T/err" 2>/dev/null)"
 fi
 
-echo "1..$n"
-if [ "${skipped:-0}" != 0 ]; then
-	echo "$pass passed, $fail failed, $skipped skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
-[ "$fail" = 0 ]
+tap_finish

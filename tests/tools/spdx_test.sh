@@ -14,20 +14,9 @@ set -u
 TOP=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/ks-spdx.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0 n=0
+# ok, skip, tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 
-ok() {	# ok STATUS NAME [DIAG...]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $n - $2"
-		shift 2
-		for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
-		fail=$((fail + 1))
-	fi
-}
 
 LIB_LICENSE="LGPL-2.1 OR BSD-2-Clause"
 UAPI_LICENSE="GPL-2.0 WITH Linux-syscall-note"
@@ -129,11 +118,8 @@ ok "$([ "$(echo $r)" = "No-such-note MIT" ]; echo $?)" \
 
 # The tree.
 if ! files=$(git -C "$TOP" ls-files 2>/dev/null) || [ -z "$files" ]; then
-	n=$((n + 1))
-	echo "ok $n - tracked files carry allowed SPDX identifiers # SKIP not a git checkout"
-	echo "1..$n"
-	echo "$pass passed, $fail failed, 1 skipped"
-	[ "$fail" = 0 ]
+	skip "tracked files carry allowed SPDX identifiers" "not a git checkout"
+	tap_finish
 	exit
 fi
 bad="" used=""
@@ -164,6 +150,4 @@ for f in COPYING $LIB_LICENSE; do
 	ok $? "$f is in the tree"
 done
 
-echo "1..$n"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_finish
