@@ -91,6 +91,27 @@ check "version.h ($version_h) = dkms.conf's PACKAGE_VERSION ($dkms_ver) = debian
 	test -n "$version_h" -a "$version_h" = "$dkms_ver" -a "$version_h" = "$upstream"
 VER=$version_h
 
+# debian/rules refuses to build when one of them disagrees, before
+# building anything: tried on a scratch copy of the four files involved.
+mismatch() {	# mismatch FILE SED-EXPR: debian/rules fails, naming FILE's version
+	local m=$T/mismatch out
+	rm -rf "$m"
+	mkdir -p "$m/debian" "$m/include/kvm_statsfd"
+	cp "$TOP/debian/rules" "$TOP/debian/changelog" "$m/debian/"
+	cp "$TOP/include/kvm_statsfd/version.h" "$m/include/kvm_statsfd/"
+	cp "$TOP/dkms.conf" "$m/"
+	sed -i "$2" "$m/$1"
+	if out=$(cd "$m" && debian/rules clean 2>&1); then
+		echo "debian/rules clean succeeded"
+		return 1
+	fi
+	grep -q "version.h says '$VER'" <<< "$out" || { echo "$out"; return 1; }
+}
+check "debian/rules stops a build whose debian/changelog disagrees with version.h" \
+	mismatch debian/changelog "1s/($VER-/(9$VER-/"
+check "debian/rules stops a build whose dkms.conf disagrees with version.h" \
+	mismatch dkms.conf "s/^PACKAGE_VERSION=\"$VER\"/PACKAGE_VERSION=\"9$VER\"/"
+
 # --- a copy of the tree -----------------------------------------------------
 # What git tracks, plus files not yet added that it does not ignore, as
 # they are in the working tree (a copy of HEAD would miss the change being
