@@ -276,6 +276,11 @@ map=$(sed -n 's/^\t\t\(kvmstats_[a-z0-9_]*\);$/\1@KVMSTATS_1.0/p' "$TOP/tools/li
 sym=$(sed -n 's/^ \(kvmstats_[^ ]*\) .*/\1/p' "$T/ctl/libkvmstats1/symbols" | sort)
 check "libkvmstats1: symbols file = tools/lib/libkvmstats.map ($(wc -l <<< "$map") functions)" \
 	diff <(echo "$map") <(echo "$sym")
+# ... and debian/libkvmstats1.symbols lists them all: a function added to
+# the ABI without it gets no minimum version of its own.
+src_sym=$(sed -n 's/^ \(kvmstats_[^ ]*\) .*/\1/p' "$TOP/debian/libkvmstats1.symbols" | sort)
+check "debian/libkvmstats1.symbols lists every function of tools/lib/libkvmstats.map" \
+	diff <(echo "$map") <(echo "$src_sym")
 check "libkvmstats-dev: depends on libkvmstats1 (= $deb_ver)" \
 	grep -q "libkvmstats1 (= $deb_ver)" <<< "$(field libkvmstats-dev Depends)"
 for f in usr/include/kvmstats/kvmstats.h "usr/lib/$MA/libkvmstats.a" \
