@@ -22,10 +22,12 @@ LIB_LICENSE="LGPL-2.1 OR BSD-2-Clause"
 UAPI_LICENSE="GPL-2.0 WITH Linux-syscall-note"
 
 # Files that are not the project's work or cannot carry a comment: the
-# licence texts themselves, and git's own ignore lists.
+# licence texts themselves, and git's own ignore lists.  The Debian
+# packaging follows Debian's conventions instead: debian/copyright, in
+# DEP-5, says the licence of debian/* (and of every other file).
 exempt() {
 	case $1 in
-	COPYING | LICENSES/* | .gitignore | */.gitignore) return 0 ;;
+	COPYING | LICENSES/* | .gitignore | */.gitignore | debian/*) return 0 ;;
 	esac
 	return 1
 }
