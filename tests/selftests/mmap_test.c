@@ -128,6 +128,11 @@ FIXTURE_SETUP(map)
 		ret = ks_module_ensure_params("");
 		ASSERT_EQ(0, ret) TH_LOG("loading: %s", strerror(-ret));
 	}
+	/*
+	 * The module stays loaded from case to case: let it free the last
+	 * case's VM (after RCU and a work item) before counting this one's.
+	 */
+	ks_objects_wait_le("vms", 0, KS_FREE_WAIT_MS);
 	ks_host_exit_codes(&self->ec);
 	self->page = sysconf(_SC_PAGESIZE);
 	len = ks_code_cpuid_segments(code, sizeof(code), segs,

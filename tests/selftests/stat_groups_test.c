@@ -128,6 +128,12 @@ FIXTURE_SETUP(groups)
 	ret = ks_module_ensure_params(variant->params);
 	ASSERT_EQ(0, ret) TH_LOG("loading with %s: %s", variant->params,
 				 strerror(-ret));
+	/*
+	 * Unless it was just reloaded, the module still frees the last
+	 * case's VM (after RCU and a work item): let that land first, not
+	 * inside memory_per_vcpu's measurements.
+	 */
+	ks_objects_wait_le("vms", 0, KS_FREE_WAIT_MS);
 	len = ks_code_cpuid_segments(code, sizeof(code), seg_cpuid, 2);
 	ASSERT_NE(0, len);
 	ret = ks_vm_create(&self->vm, code, len, 1);
