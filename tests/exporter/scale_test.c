@@ -54,12 +54,16 @@
  * The binary.  Measured on the 2-core machine: a default scrape in
  * 0.27-0.65 s, 150 concurrent ones all within 0.5-2.7 s, 32 MB peak RSS;
  * the full one in 7.7-12.4 s, 174 MB (see exporter.rst).  Bounds: 2 s
- * for one default scrape (the issue's 1 s, doubled for a busy machine),
- * every one of 150 concurrent scrapes within 10 s (Prometheus' default
- * scrape_timeout: the requirement itself), 100 MB; the full scrape
- * within 60 s and 1 GB (it must not keep 420 MB of text).
+ * of the exporter's CPU for one default scrape (the issue's 1 s, doubled),
+ * answered within 10 s of wall time (under make check the machine's two
+ * cores run guests at a higher priority than this test: a 2 s wall bound
+ * failed there once, with the exporter waiting for a core); every one of
+ * 150 concurrent scrapes within 10 s (Prometheus' default scrape_timeout:
+ * the requirement itself), 100 MB; the full scrape within 60 s and 1 GB
+ * (it must not keep 420 MB of text).
  */
-#define BIN_DEFAULT_MS		2000
+#define BIN_DEFAULT_MS		2000	/* CPU */
+#define BIN_DEFAULT_WALL_MS	10000
 #define BIN_CONCURRENT		150
 #define BIN_CONCURRENT_MS	10000
 #define BIN_DEFAULT_RSS_MB	100
@@ -363,6 +367,27 @@ static int scrapes(int n, int ms, int inflate, double *slowest, struct xfer *x0)
 	return good;
 }
 
+/* The CPU time @pid has used, user and system, in ms; -1 if unknown. */
+static double cpu_ms(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* Fields 14 and 15, after the command's closing parenthesis. */
+	p = p ? strrchr(buf, ')') : NULL;
+	ok = p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) == 2;
+	return ok ? (ut + st) * 1000.0 / sysconf(_SC_CLK_TCK) : -1;
+}
+
 static long vm_hwm_mb(pid_t pid)
 {
 	char path[64], line[128];
@@ -434,7 +459,7 @@ static void stop_exporter(pid_t pid)
 static void test_binary(const char *bin)
 {
 	struct xfer x;
-	double ms;
+	double ms, cpu;
 	pid_t pid;
 	int n;
 
@@ -443,9 +468,12 @@ static void test_binary(const char *bin)
 		ok(0, "exporter %s starts with --synthetic-vms", bin);
 		return;
 	}
-	n = scrapes(1, BIN_DEFAULT_MS, 1, &ms, &x);
-	ok(n == 1, "binary, default: one scrape of %d VMs in %.0f ms (bound %d ms): %zu KB gzip, %zu KB text",
-	   NR_VMS, ms, BIN_DEFAULT_MS, x.body >> 10, x.text >> 10);
+	cpu = cpu_ms(pid);
+	n = scrapes(1, BIN_DEFAULT_WALL_MS, 1, &ms, &x);
+	cpu = cpu < 0 ? -1 : cpu_ms(pid) - cpu;
+	ok(n == 1 && cpu >= 0 && cpu <= BIN_DEFAULT_MS,
+	   "binary, default: one scrape of %d VMs with %.0f ms of the exporter's CPU (bound %d ms), in %.0f ms: %zu KB gzip, %zu KB text",
+	   NR_VMS, cpu, BIN_DEFAULT_MS, ms, x.body >> 10, x.text >> 10);
 	n = scrapes(BIN_CONCURRENT, BIN_CONCURRENT_MS, 0, &ms, NULL);
 	ok(n == BIN_CONCURRENT, "binary, default: %d of %d concurrent scrapes answered within %d ms (the last after %.0f ms)",
 	   n, BIN_CONCURRENT, BIN_CONCURRENT_MS, ms);
