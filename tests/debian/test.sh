@@ -27,49 +27,18 @@ set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/ks-deb.XXXXXX")
-n=0 passed=0 failed=0 skipped=0
 # A package build that takes longer than this is doing what it must not
 # (building the module, running make check): stop it.
 BUILD_TIMEOUT=900
 # CPU seconds (user + system) the build may use: about 25 on two cores.
 BUILD_CPU_BUDGET=120
 
-ok() {	# ok STATUS NAME [DIAG...]
-	local st=$1 name=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-		local l
-		for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-	fi
-}
-
-# check NAME CMD...: a case from a command; its output is the diagnostic.
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then ok 0 "$name"; else ok 1 "$name" "$(tail -n 25 <<< "$out")"; fi
-}
-
-skip() {	# skip NAME REASON
-	n=$((n + 1)) skipped=$((skipped + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
+# ok, check, skip, tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 
 finish() {
 	if [ "${KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
-	echo "1..$n"
-	if [ "$skipped" = 0 ]; then
-		echo "$passed passed, $failed failed"
-	else
-		echo "$passed passed, $failed failed, $skipped skipped"
-	fi
-	[ "$failed" = 0 ]
+	tap_finish
 	exit
 }
 

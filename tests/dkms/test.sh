@@ -31,38 +31,13 @@ set -uo pipefail
 PKG=kvm-statsfd
 MOD=kvm_statsfd
 T=$(mktemp -d "${TMPDIR:-/tmp}/ks-dkms.XXXXXX")
-n=0 passed=0 failed=0 skipped=0
 
-ok() {	# ok STATUS NAME [DIAG...]
-	local st=$1 name=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-		local l
-		for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-	fi
-}
-
-# check NAME CMD...: a case from a command; its output is the diagnostic.
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then ok 0 "$name"; else ok 1 "$name" "$(tail -n 25 <<< "$out")"; fi
-}
+# ok, check, skip, tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 
 finish() {
 	if [ "${KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
-	if [ "$skipped" = 0 ]; then
-		echo "$passed passed, $failed failed"
-	else
-		echo "$passed passed, $failed failed, $skipped skipped"
-	fi
-	[ "$failed" = 0 ]
+	tap_finish
 	exit
 }
 
@@ -84,8 +59,7 @@ check "dkms.conf: PACKAGE_NAME $PKG, BUILT_MODULE_NAME $MOD, MAKE builds only th
 	= "$PKG $MOD make module KDIR=KDIR"
 
 if [ "$(id -u)" != 0 ]; then
-	n=$((n + 1)) skipped=$((skipped + 1))
-	echo "ok $n - dkms and make install # SKIP not root (dkms needs root)"
+	skip "dkms and make install" "not root (dkms needs root)"
 	finish
 fi
 for tool in dkms openssl depmod modinfo; do

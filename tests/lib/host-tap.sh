@@ -4,6 +4,8 @@
 # (tests/vm/check.sh host_suite), sourced by bash:
 #   ok STATUS NAME [DIAG...]   case passes when STATUS is 0; DIAG lines are
 #                              printed as comments when it fails
+#   check NAME CMD...          a case from a command: passes if CMD does;
+#                              its last 25 lines of output are the DIAG
 #   skip NAME REASON           a skipped case (make check fails it unless
 #                              tests/vm/manifest expects it, series "host")
 #   tap_finish                 the plan and the summary line make check
@@ -23,6 +25,16 @@ ok() {
 		shift 2
 		for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
 		fail=$((fail + 1))
+	fi
+}
+
+check() {
+	chk_name=$1
+	shift
+	if chk_out=$("$@" 2>&1); then
+		ok 0 "$chk_name"
+	else
+		ok 1 "$chk_name" "$(printf '%s\n' "$chk_out" | tail -n 25)"
 	fi
 }
 
