@@ -10,7 +10,8 @@
 set -u
 out=$(mktemp /tmp/ks-tap-join.XXXXXX)
 trap 'rm -f "$out"' EXIT
-n=0 pass=0 fail=0 skipped=0
+# n, pass, fail, skipped and tap_finish
+. "$(dirname "$0")/../lib/host-tap.sh"
 for cmd in "$@"; do
 	# shellcheck disable=SC2086
 	sh -c "$cmd" > "$out" 2>&1
@@ -34,10 +35,4 @@ $sum
 EOS
 	pass=$((pass + p)) fail=$((fail + f)) skipped=$((skipped + ${s:-0}))
 done
-echo "1..$n"
-if [ "$skipped" != 0 ]; then
-	echo "$pass passed, $fail failed, $skipped skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
-[ "$fail" = 0 ]
+tap_finish
