@@ -16,6 +16,8 @@
 #   --tree DIR         copy DIR/. into the root, merging directories
 #                      (repeatable; e.g. a QEMU with its libraries)
 #   --without NAME     leave program NAME out of /tests (after --tests)
+#   --cases FILE       /etc/ks-cases: "PROGRAM NAME..." lines, the only
+#                      cases init.sh runs of those programs (KS_CASES)
 set -euo pipefail
 
 root=$1 rel=$2 out=$3
@@ -91,6 +93,7 @@ while [ $# -gt 0 ]; do
 		find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/bench/" \; ; shift 2 ;;
 	--bin) cp "$2" "$stage/bin/"; shift 2 ;;
 	--without) rm -f "$stage/tests/$2"; shift 2 ;;
+	--cases) mkdir -p "$stage/etc"; tr '\t' ' ' < "$2" > "$stage/etc/ks-cases"; shift 2 ;;
 	--tree) cp -a "$2"/. "$stage/"; shift 2 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac

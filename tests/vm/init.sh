@@ -127,8 +127,12 @@ run_all() {
 		[ -x "$t" ] || continue
 		name=${t##*/}
 		t0=$(uptime_cs) b0=$(busy_cs)
+		# The manifest's "cases" for this lane, if any (ks_harness.h).
+		cases=
+		[ -f /etc/ks-cases ] &&
+			cases=$(sed -n "s/^$name //p" /etc/ks-cases)
 		say "@@ begin $name"
-		(cd /tmp && "$t") > $R 2>&1
+		(cd /tmp && KS_CASES=$cases "$t") > $R 2>&1
 		rc=$?
 		say "@@ end $name rc=$rc cs=$(($(uptime_cs) - t0)) busy=$(($(busy_cs) - b0))"
 	done

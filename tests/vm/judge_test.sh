@@ -148,5 +148,22 @@ ok $? "a program the manifest leaves out of the series (none) is not required" "
 [ "$(KS_MANIFEST=$T/manifest "$here/manifest.sh" absent test)" = beta_test ]
 ok $? "manifest.sh absent names it, so the lane's initramfs leaves it out"
 
+# A lane that runs only some of a program's cases ("cases"): exactly
+# those; a program that ran them all (its filter lost) fails the lane.
+cat > "$T/manifest" <<'EOF'
+program | * | alpha_test | 2
+program | * | beta_test | 2
+program | test | alpha_test | 1
+cases | test | alpha_test | a.one
+skip | test | beta_test.b.announced | a reason the manifest gives
+EOF
+judge only '/^@@ begin alpha_test/,/^@@ end alpha_test/{/a\.two/d;s/^1\.\.2$/1..1/}'
+[ "$rc" = 0 ]
+ok $? "a lane that runs the one case the manifest names passes" "$T/only/out"
+must_fail unfiltered "a program that ran more than the cases the manifest names" \
+	"every program in the manifest ran"
+[ "$(KS_MANIFEST=$T/manifest "$here/manifest.sh" cases test)" = "$(printf 'alpha_test\ta.one')" ]
+ok $? "manifest.sh cases names them, for the lane's initramfs"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -256,6 +256,12 @@ guest_test_payload() {
 	grep -qx qemu_query_stats_test <<< "$absent" ||
 		echo --tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root"
 	[ -z "$absent" ] || sed 's/^/--without /' <<< "$absent"
+	if [ -n "${1:-}" ]; then
+		f="$BUILD/cases/$1"
+		mkdir -p "${f%/*}"
+		"$TOP/tests/vm/manifest.sh" cases "$1" > "$f"
+		[ ! -s "$f" ] || echo --cases "$f"
+	fi
 }
 
 # The "script:" lanes of tests/vm/lanes print TAP and write their counts:

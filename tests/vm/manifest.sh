@@ -34,6 +34,10 @@ entries() {	# entries KIND SERIES: the matching lines' fields after the series
 
 skips() { entries skip "$1"; }
 
+# cases SERIES: "PROGRAM<TAB>NAME ..." for each program that runs only some
+# of its cases on SERIES (init.sh hands them over as KS_CASES).
+cases() { entries cases "$1"; }
+
 # The last line for a program wins, as in check().
 absent() {
 	local prog want
@@ -49,11 +53,14 @@ absent() {
 # A later line for the same program overrides an earlier one, so that a
 # series-specific count can follow the "*" one.
 check() {
-	local s=$1 programs=$2 prog want got rc=0
-	declare -A expect=()
+	local s=$1 programs=$2 prog want got rc=0 names
+	declare -A expect=() only=()
 	while IFS=$'\t' read -r prog want; do
 		expect[$prog]=$want
 	done < <(entries program "$s")
+	while IFS=$'\t' read -r prog names; do
+		only[$prog]=$names
+	done < <(cases "$s")
 	for prog in "${!expect[@]}"; do
 		want=${expect[$prog]}
 		[ "$want" = none ] && continue
@@ -63,6 +70,9 @@ check() {
 			rc=1
 		elif [ "$got" -lt "$want" ]; then
 			echo "$prog reported $got cases, the manifest expects $want"
+			rc=1
+		elif [ -n "${only[$prog]:-}" ] && [ "$got" != "$want" ]; then
+			echo "$prog reported $got cases; of its cases, the manifest names $want for this lane"
 			rc=1
 		elif [ "$got" -gt "$want" ]; then
 			echo "note: $prog reported $got cases, more than the $want in the manifest (raise it)"
@@ -79,7 +89,8 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
 skips) skips "$@" ;;
+cases) cases "$@" ;;
 absent) absent "$@" ;;
 check) check "$@" ;;
-*) echo "usage: manifest.sh skips|absent|check SERIES ..." >&2; exit 2 ;;
+*) echo "usage: manifest.sh skips|cases|absent|check SERIES ..." >&2; exit 2 ;;
 esac
