@@ -789,6 +789,11 @@ int ks_kernel_has_lockdep(void)
 	return access("/proc/lockdep", F_OK) == 0;
 }
 
+int ks_race_seconds(void)
+{
+	return ks_kernel_is_rt() || ks_kernel_has_lockdep() ? 4 : 2;
+}
+
 #ifndef KVM_CAP_BINARY_STATS_FD
 #define KVM_CAP_BINARY_STATS_FD 203
 #endif

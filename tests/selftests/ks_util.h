@@ -240,6 +240,14 @@ long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
 int ks_kernel_is_rt(void);
 /* 1 if the running kernel has lockdep (the debug lane's), else 0. */
 int ks_kernel_has_lockdep(void);
+/*
+ * How long a timed race of stress_test and scale_test runs at scale 1, in
+ * seconds: 4 where the kernel changes how the races can interleave or
+ * watches them (PREEMPT_RT; the debug lane's lockdep, KASAN and other
+ * detectors), 2 elsewhere (make check's other lanes run the same races on
+ * the same paths, four kernels over).
+ */
+int ks_race_seconds(void);
 
 /*
  * What the kernel itself answers to KVM_CHECK_EXTENSION(

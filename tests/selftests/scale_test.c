@@ -74,11 +74,6 @@
 #include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 
-/*
- * Seconds per timed test at scale 1: 4 on PREEMPT_RT and under lockdep
- * (the debug lane), 2 elsewhere, as in stress_test.c.
- */
-#define STRESS_SEC	(ks_kernel_is_rt() || ks_kernel_has_lockdep() ? 4 : 2)
 #define TIMEOUT_S	3600	/* the harness's alarm; the tests stop sooner */
 #define NOFILE		65536
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
@@ -375,7 +370,7 @@ FIXTURE_SETUP(scale)
 							   NOFILE, strerror(errno));
 	self->scale = ks_stress_scale();
 	KS_BASELINE_TAKE(&self->base, KS_FREE_WAIT_MS);
-	self->deadline = ks_now_s() + STRESS_SEC * self->scale;
+	self->deadline = ks_now_s() + ks_race_seconds() * self->scale;
 	self->ready = 1;
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Races around the stats fd, bounded in time and in count.  Each test runs
- * for about 2 s (4 on PREEMPT_RT and the debug kernel: the fixture's
- * "seconds") x KS_STRESS_SCALE (1 is the short version `make check` runs;
- * `make stress` sets it higher), or until
+ * for ks_race_seconds() (2 s; 4 on PREEMPT_RT and the debug kernel) x
+ * KS_STRESS_SCALE (1 is the short version `make check` runs; `make
+ * stress` sets it higher), or until
  * its iteration cap, whichever comes first, and asserts that it made
  * progress.  The rig fails the run on any kernel WARN/BUG/taint, so these
  * tests only have to drive the races and check what userspace sees:
@@ -154,13 +154,7 @@ FIXTURE(stress) {
 	struct ks_module_state mod;
 	struct ks_exit_codes ec;
 	int scale;
-	/*
-	 * Seconds at scale 1: 4 where the kernel changes how the races can
-	 * interleave or watches them (PREEMPT_RT; the debug lane's lockdep,
-	 * KASAN and other detectors), 2 elsewhere (make check's other lanes
-	 * run the same races on the same paths, four kernels over).
-	 */
-	int seconds;
+	int seconds;	/* at scale 1: ks_race_seconds() */
 	double deadline;
 	struct ks_baseline base;
 	int ready;
@@ -171,7 +165,7 @@ FIXTURE_SETUP(stress)
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ks_host_exit_codes(&self->ec);
 	self->scale = ks_stress_scale();
-	self->seconds = ks_kernel_is_rt() || ks_kernel_has_lockdep() ? 4 : 2;
+	self->seconds = ks_race_seconds();
 	/* Let the frees of earlier tests' VMs finish, then take the base. */
 	KS_BASELINE_TAKE(&self->base, KS_FREE_WAIT_MS);
 	self->deadline = ks_now_s() + self->seconds * self->scale;
