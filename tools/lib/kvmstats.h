@@ -207,6 +207,21 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
 			      char *buf, size_t len);
 
 /*
+ * Vendor-neutral classes of exits, the same on SVM and VMX: "io", "npf"
+ * (nested page fault: SVM NPF, VMX EPT violation and misconfiguration),
+ * "msr", "hlt", "intr" (the module's own latency classes), then "nmi",
+ * "exception", "cpuid", ... and "other" (Documentation/exit-reasons.rst).
+ * Classes are numbered 0 .. kvmstats_exit_class_count() - 1, always in
+ * the same order; kvmstats_exit_class_name() gives a class's name, NULL
+ * past the end.  kvmstats_exit_reason_class() gives the class of bucket i
+ * of an exit-reason histogram (kvmstats_exit_reason_kind()), or -1 if d is
+ * not one or i is out of range.  Since 1.1 (KVMSTATS_1.1).
+ */
+unsigned int kvmstats_exit_class_count(void);
+const char *kvmstats_exit_class_name(unsigned int c);
+int kvmstats_exit_reason_class(const struct kvmstats_desc *d, unsigned int i);
+
+/*
  * The module's userspace_exits histogram: bucket i counts returns to
  * userspace with kvm_run.exit_reason i, the last bucket every larger one.
  * kvmstats_userspace_exit_name() writes "KVM_EXIT_IO" (the uapi name),
