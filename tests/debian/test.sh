@@ -231,17 +231,21 @@ check "kvm-statsfd: no module-loading entry (kvm-statsfd-dkms owns it)" \
 
 # --- libkvmstats1, libkvmstats-dev ---------------------------------------------
 L=$T/x/libkvmstats1 V=$T/x/libkvmstats-dev
-check "libkvmstats1: /usr/lib/$MA/libkvmstats.so.1 -> libkvmstats.so.1.0.0" \
-	test "$(readlink "$L/usr/lib/$MA/libkvmstats.so.1")" = libkvmstats.so.1.0.0 -a \
-	-f "$L/usr/lib/$MA/libkvmstats.so.1.0.0"
+LIBV=$(sed -n 's/^LIB_VERSION := *//p' "$TOP/tools/Makefile")
+check "libkvmstats1: /usr/lib/$MA/libkvmstats.so.1 -> libkvmstats.so.$LIBV" \
+	test -n "$LIBV" -a "$(readlink "$L/usr/lib/$MA/libkvmstats.so.1")" = "libkvmstats.so.$LIBV" -a \
+	-f "$L/usr/lib/$MA/libkvmstats.so.$LIBV"
 check "libkvmstats1: soname libkvmstats.so.1" \
 	sh -c 'readelf -d "$1" | grep -q "Library soname: \[libkvmstats.so.1\]"' sh \
-	"$L/usr/lib/$MA/libkvmstats.so.1.0.0"
+	"$L/usr/lib/$MA/libkvmstats.so.$LIBV"
 check "libkvmstats1: Multi-Arch: same" test "$(field libkvmstats1 Multi-Arch)" = same
 check "libkvmstats1: shlibs and symbols control files" \
 	test -s "$T/ctl/libkvmstats1/shlibs" -a -s "$T/ctl/libkvmstats1/symbols"
-# The symbols file lists exactly what the version script exports.
-map=$(sed -n 's/^\t\t\(kvmstats_[a-z0-9_]*\);$/\1@KVMSTATS_1.0/p' "$TOP/tools/lib/libkvmstats.map" | sort)
+# The symbols file lists exactly what the version script exports, each
+# function with the version of its node (KVMSTATS_1.0, KVMSTATS_1.1, ...).
+map=$(awk '/^KVMSTATS_[0-9.]+ *\{/ { node = $1 }
+	/^\t\tkvmstats_[a-z0-9_]*;$/ { sub(/^\t\t/, ""); sub(/;$/, ""); print $0 "@" node }' \
+	"$TOP/tools/lib/libkvmstats.map" | sort)
 sym=$(sed -n 's/^ \(kvmstats_[^ ]*\) .*/\1/p' "$T/ctl/libkvmstats1/symbols" | sort)
 check "libkvmstats1: symbols file = tools/lib/libkvmstats.map ($(wc -l <<< "$map") functions)" \
 	diff <(echo "$map") <(echo "$sym")

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host test of libkvmstats as a library a distribution ships and an
-# agent links: the soname, exactly the header's functions exported under
-# the symbol version KVMSTATS_1.0 (no kvmstats__* internals), `make
+# agent links: the soname, exactly the header's functions exported, each
+# under the symbol version of its node of lib/libkvmstats.map (KVMSTATS_1.0,
+# KVMSTATS_1.1, ...; no kvmstats__* internals), `make
 # install` placing the .so with its links, the .a, the header, the .pc
 # and libkvmstats(3), and tools/examples built outside the tree against
 # that staged install with pkg-config, shared and static, and run.
@@ -18,24 +19,38 @@ T=$(mktemp -d /tmp/ks-lib.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 # ok, skip, tap_finish
 . "$(dirname "$0")/../lib/host-tap.sh"
-SO=$B/libkvmstats.so.1.0.0
+# The file's version is tools/Makefile's LIB_VERSION (1.1.0 and so on).
+LIBV=$(sed -n 's/^LIB_VERSION := *//p' "$TOP/tools/Makefile")
+SO=$B/libkvmstats.so.$LIBV
 
 
 soname=$(readelf -d "$SO" 2>&1 | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-[ "$soname" = libkvmstats.so.1 ] && [ "$(readlink "$B/libkvmstats.so.1")" = libkvmstats.so.1.0.0 ]
-ok $? "libkvmstats.so.1.0.0 has the soname libkvmstats.so.1 (and its link)" "soname: '$soname'"
+[ -n "$LIBV" ] && [ "$soname" = libkvmstats.so.1 ] &&
+	[ "$(readlink "$B/libkvmstats.so.1")" = "libkvmstats.so.$LIBV" ]
+ok $? "libkvmstats.so.$LIBV has the soname libkvmstats.so.1 (and its link)" "soname: '$soname'"
 
 # What the header declares: every "kvmstats_name(" that starts a
 # declaration, return type on the same line.
 sed -n 's/^[a-z].*[ *]\(kvmstats_[a-z0-9_]*\)(.*/\1/p' "$TOP/tools/lib/kvmstats.h" |
 	sort -u > "$T/declared"
 nm -D --defined-only "$SO" | awk '$2 == "T" { print $3 }' | sort > "$T/exported"
-sed 's/@@KVMSTATS_1.0$//' "$T/exported" | sort > "$T/exported-names"
+sed 's/@@KVMSTATS_[0-9.]*$//' "$T/exported" | sort > "$T/exported-names"
 [ -s "$T/declared" ] && cmp -s "$T/declared" "$T/exported-names"
 ok $? "the .so exports exactly the $(wc -l < "$T/declared") functions kvmstats.h declares" \
 	"$(diff "$T/declared" "$T/exported-names")"
-bad=$(grep -v '@@KVMSTATS_1\.0$' "$T/exported")
-ok "$([ -z "$bad" ]; echo $?)" "every exported function has the symbol version KVMSTATS_1.0" "$bad"
+# The version each function should have: the node of the map that lists
+# it (functions of 1.0 in KVMSTATS_1.0, those added in 1.1 in KVMSTATS_1.1).
+awk '/^KVMSTATS_[0-9.]+ *\{/ { node = $1 }
+     /^\t\tkvmstats_[a-z0-9_]*;$/ { sub(/^\t\t/, ""); sub(/;$/, ""); print $0 "@@" node }' \
+	"$TOP/tools/lib/libkvmstats.map" | sort > "$T/mapped"
+nodes=$(sed 's/.*@@//' "$T/mapped" | sort | uniq -c | awk '{ printf "%s%s: %s", sep, $2, $1; sep = ", " }')
+[ -s "$T/mapped" ] && cmp -s "$T/mapped" "$T/exported"
+ok $? "every exported function has the symbol version of its node in libkvmstats.map ($nodes)" \
+	"$(diff "$T/mapped" "$T/exported")"
+# A released node never changes: 1.0 keeps its 35 functions, 1.1 added 3.
+[ "$nodes" = "KVMSTATS_1.0: 35, KVMSTATS_1.1: 3" ]
+ok $? "libkvmstats.map: KVMSTATS_1.0 has its 35 functions, KVMSTATS_1.1 the 3 exit-class ones" \
+	"nodes: $nodes"
 leaked=$(nm -D "$SO" | grep -c 'kvmstats__')
 inside=$(nm "$B/libkvmstats.a" 2>/dev/null | grep -c ' T kvmstats__')
 [ "$leaked" = 0 ] && [ "$inside" -gt 0 ]
@@ -48,12 +63,12 @@ D=$T/dest
 make -s -C "$TOP/tools" O="$B" DESTDIR="$D" PREFIX=/usr install > "$T/out" 2>&1
 ok $? "make -C tools install DESTDIR=... PREFIX=/usr" "$(tail -n 5 "$T/out")"
 missing=
-for f in usr/lib/libkvmstats.so.1.0.0 usr/lib/libkvmstats.a \
+for f in "usr/lib/libkvmstats.so.$LIBV" usr/lib/libkvmstats.a \
 	 usr/include/kvmstats/kvmstats.h usr/lib/pkgconfig/libkvmstats.pc \
 	 usr/share/man/man3/libkvmstats.3; do
 	[ -s "$D/$f" ] || missing="$missing $f"
 done
-[ "$(readlink "$D/usr/lib/libkvmstats.so.1")" = libkvmstats.so.1.0.0 ] || missing="$missing so.1-link"
+[ "$(readlink "$D/usr/lib/libkvmstats.so.1")" = "libkvmstats.so.$LIBV" ] || missing="$missing so.1-link"
 [ "$(readlink "$D/usr/lib/libkvmstats.so")" = libkvmstats.so.1 ] || missing="$missing so-link"
 ok "$([ -z "$missing" ]; echo $?)" \
 	"install places the .so and its links, the .a, <kvmstats/kvmstats.h>, the .pc and libkvmstats(3)" \

@@ -384,6 +384,140 @@ static void test_uapi_exit_tables(void)
 	   kernel_named, bad);
 }
 
+/* The class of bucket i is the one named want. */
+static void check_class(const struct kvmstats_desc *d, unsigned int i,
+			const char *want)
+{
+	char reason[64];
+	int c = kvmstats_exit_reason_class(d, i);
+	const char *got = c >= 0 ? kvmstats_exit_class_name((unsigned int)c) : NULL;
+
+	kvmstats_exit_reason_name(d, i, reason, sizeof(reason));
+	ok(got && !strcmp(got, want), "exit class: %s bucket %u (%s) is '%s' (got %d, '%s')",
+	   d->name, i, reason, want, c, got ? got : "(none)");
+}
+
+/*
+ * kvmstats_exit_class_*(): a fixed list of names, the module's five
+ * latency classes first, "other" last; every bucket of both histograms
+ * in one of them; -1 for anything that is not a bucket.
+ */
+static void test_exit_classes(void)
+{
+	static const char *const first[] = { "io", "npf", "msr", "hlt", "intr" };
+	static const struct kvmstats_desc other_hist = {
+		.name = "exit_reasons_svm", .type = KVM_STATS_TYPE_LINEAR_HIST,
+		.bucket_size = 1, .size = 181,	/* the old SVM map's size */
+	}, counter = {
+		.name = "exits", .type = KVM_STATS_TYPE_CUMULATIVE, .size = 1,
+	};
+	unsigned int n = kvmstats_exit_class_count(), c, k, i, bad = 0;
+	const struct kvmstats_desc *d;
+	int cls, used[64] = { 0 };
+	const char *name;
+
+	ok(n > 5 && n <= 64, "exit classes: %u of them", n);
+	for (c = 0; c < n; c++) {
+		name = kvmstats_exit_class_name(c);
+		if (!name || !*name) {
+			bad++;
+			tap_diag("class %u has no name", c);
+			continue;
+		}
+		for (k = 0; k < c; k++) {
+			if (kvmstats_exit_class_name(k) &&
+			    !strcmp(kvmstats_exit_class_name(k), name)) {
+				bad++;
+				tap_diag("classes %u and %u are both '%s'", k, c, name);
+			}
+		}
+	}
+	ok(n && !bad, "exit classes: every class 0..%u has a name, all different", n ? n - 1 : 0);
+	ok(!kvmstats_exit_class_name(n) && !kvmstats_exit_class_name(n + 1) &&
+	   !kvmstats_exit_class_name(~0u), "exit classes: no name past the last (%u)", n);
+	for (c = 0, bad = 0; c < 5; c++) {
+		name = kvmstats_exit_class_name(c);
+		if (!name || strcmp(name, first[c])) {
+			bad++;
+			tap_diag("class %u: '%s', want '%s'", c, name ? name : "(null)", first[c]);
+		}
+	}
+	ok(!bad, "exit classes 0-4 are the module's latency classes io, npf, msr, hlt, intr");
+	name = n ? kvmstats_exit_class_name(n - 1) : NULL;
+	ok(name && !strcmp(name, "other"), "the last exit class is 'other' (got '%s')",
+	   name ? name : "(null)");
+
+	for (k = 0, bad = 0; k < 2; k++) {
+		d = k ? &exit_desc_vmx : &exit_desc_svm;
+		for (i = 0; i < d->size; i++) {
+			cls = kvmstats_exit_reason_class(d, i);
+			if (cls < 0 || (unsigned int)cls >= n) {
+				bad++;
+				tap_diag("%s bucket %u: class %d", d->name, i, cls);
+				continue;
+			}
+			if ((unsigned int)cls < sizeof(used) / sizeof(used[0]))
+				used[cls]++;
+		}
+	}
+	ok(!bad, "exit classes: each of the %u SVM and %u VMX buckets has a class below %u",
+	   KVM_STATSFD_SVM_BUCKETS, KVM_STATSFD_VMX_BUCKETS, n);
+	for (c = 0, bad = 0; c < n && c < sizeof(used) / sizeof(used[0]); c++) {
+		if (!used[c]) {
+			bad++;
+			tap_diag("class %u (%s) has no bucket", c, kvmstats_exit_class_name(c));
+		}
+	}
+	ok(n && !bad, "exit classes: every class has a bucket of one vendor or the other");
+
+	/* Spot checks, by hardware code (APM vol. 2 appendix C, SDM vol. 3 appendix C). */
+	check_class(&exit_desc_svm, SVM(0x7b), "io");		/* IOIO */
+	check_class(&exit_desc_vmx, 30, "io");			/* IO_INSTRUCTION */
+	check_class(&exit_desc_svm, SVM(0x400), "npf");
+	check_class(&exit_desc_vmx, 48, "npf");			/* EPT_VIOLATION */
+	check_class(&exit_desc_vmx, 49, "npf");			/* EPT_MISCONFIG */
+	check_class(&exit_desc_svm, SVM(0x7c), "msr");
+	check_class(&exit_desc_vmx, 31, "msr");			/* MSR_READ */
+	check_class(&exit_desc_vmx, 32, "msr");			/* MSR_WRITE */
+	check_class(&exit_desc_svm, SVM(0x78), "hlt");
+	check_class(&exit_desc_vmx, 12, "hlt");
+	check_class(&exit_desc_svm, SVM(0x60), "intr");		/* INTR */
+	check_class(&exit_desc_vmx, 1, "intr");			/* EXTERNAL_INTERRUPT */
+	check_class(&exit_desc_svm, SVM(0x72), "cpuid");
+	check_class(&exit_desc_vmx, 10, "cpuid");
+	check_class(&exit_desc_svm, SVM(0x61), "nmi");
+	check_class(&exit_desc_svm, SVM(0x4e), "exception");	/* #PF */
+	check_class(&exit_desc_vmx, 0, "exception");		/* EXCEPTION_NMI */
+	check_class(&exit_desc_svm, SVM(0x13), "cr_access");
+	check_class(&exit_desc_svm, SVM(0x90), "cr_access");	/* CR0 write trap */
+	check_class(&exit_desc_vmx, 28, "cr_access");
+	check_class(&exit_desc_svm, SVM(0x81), "hypercall");	/* VMMCALL */
+	check_class(&exit_desc_svm, SVM(0x403), "hypercall");	/* VMGEXIT */
+	check_class(&exit_desc_vmx, 18, "hypercall");		/* VMCALL */
+	check_class(&exit_desc_svm, SVM(0x64), "interrupt_window");	/* VINTR */
+	check_class(&exit_desc_vmx, 8, "interrupt_window");	/* NMI_WINDOW */
+	check_class(&exit_desc_vmx, 52, "timer");		/* PREEMPTION_TIMER */
+	check_class(&exit_desc_svm, SVM(0x402), "apic");	/* AVIC unaccelerated */
+	check_class(&exit_desc_vmx, 44, "apic");		/* APIC_ACCESS */
+	check_class(&exit_desc_svm, SVM(0x7f), "shutdown");
+	check_class(&exit_desc_vmx, 2, "shutdown");		/* TRIPLE_FAULT */
+	check_class(&exit_desc_vmx, 33, "invalid");		/* INVALID_STATE */
+	check_class(&exit_desc_svm, KVM_STATSFD_SVM_OTHER, "other");
+	check_class(&exit_desc_vmx, KVM_STATSFD_VMX_OTHER, "other");
+	check_class(&exit_desc_svm, SVM(0x70), "other");	/* PUSHF */
+	check_class(&exit_desc_vmx, 70, "other");		/* ENCLV: no name */
+
+	ok(kvmstats_exit_reason_class(NULL, 0) == -1 &&
+	   kvmstats_exit_reason_class(&counter, 0) == -1 &&
+	   kvmstats_exit_reason_class(&other_hist, 0) == -1,
+	   "exit class: -1 for NULL and for what is not an exit-reason histogram");
+	ok(kvmstats_exit_reason_class(&exit_desc_svm, KVM_STATSFD_SVM_BUCKETS) == -1 &&
+	   kvmstats_exit_reason_class(&exit_desc_vmx, KVM_STATSFD_VMX_BUCKETS) == -1 &&
+	   kvmstats_exit_reason_class(&exit_desc_svm, ~0u) == -1 &&
+	   kvmstats_exit_reason_class(&exit_desc_vmx, ~0u) == -1,
+	   "exit class: -1 for a bucket past the last");
+}
+
 /* Whether bucket i's name is one of the fallbacks, not the kernel's. */
 static int is_fallback(const char *name)
 {
@@ -498,4 +632,5 @@ void test_tool(void)
 	test_guest();
 	test_output();
 	test_exit_reasons();
+	test_exit_classes();
 }
