@@ -50,7 +50,8 @@ trap 'cleanup; rm -rf "$T"' EXIT
 
 # start_exporter LOG: the exporter in the background, $exp once it answers.
 start_exporter() {
-	"$EXP" --listen "127.0.0.1:$PORT" --vcpu --collect all -v 2> "$1" &
+	"$EXP" --listen "127.0.0.1:$PORT" --vcpu --collect all --exit-reasons all \
+		-v 2> "$1" &
 	exp=$!
 	bg_pids="$bg_pids $exp"
 	i=0
@@ -366,6 +367,20 @@ grep -q "^kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"1\",reason=\"i
 ok $? "vCPU exit reasons by the kernel's name (vCPU 1, io)"
 nr=$(grep -c "^kvm_vm_exits_by_reason_total{$L," "$T/m1")
 ok $((nr != 120)) "every SVM exit reason present, zeros too ($nr of 120)"
+# The same exits by class: io is SVM's io alone, and the classes add up
+# to the reasons (one scrape, one read of the stats).
+ci=$(val "$T/m1" "kvm_vm_exits_by_class_total{$L,class=\"io\"}")
+ri=$(val "$T/m1" "kvm_vm_exits_by_reason_total{$L,vendor=\"svm\",reason=\"io\"}")
+sums=$(awk -v c="kvm_vm_exits_by_class_total{$L," -v r="kvm_vm_exits_by_reason_total{$L," '
+	index($0, c) == 1 { sc += $NF; nc++ }
+	index($0, r) == 1 { sr += $NF }
+	END { printf "%d %.0f %.0f", nc, sc, sr }' "$T/m1")
+read -r nc sc sr <<EOF
+$sums
+EOF
+[ -n "$ci" ] && [ "$ci" = "$ri" ] && [ "${ci:-0}" -gt 0 ] && [ "$nc" -ge 20 ] && [ "$sc" = "$sr" ]
+ok $? "exits by class: class io = reason io ($ci = $ri), $nc classes summing to the reasons ($sc = $sr)" \
+	"$(grep "^kvm_vm_exits_by_class_total{$L," "$T/m1" | head -n 8)"
 grep -q "^kvm_vm_userspace_exits_total{$L,reason=\"KVM_EXIT_IO\"} [1-9]" "$T/m1"
 ok $? "userspace_exits as a counter by KVM_EXIT_* name (KVM_EXIT_IO > 0)" \
 	"$(grep "^kvm_vm_userspace_exits_total" "$T/m1" | head -n 5)"

@@ -596,6 +596,98 @@ static void test_opts(void)
 	kvmstats_close(&c0);
 }
 
+/*
+ * Exits by class: one family for SVM and VMX hosts with the same class
+ * names and no vendor label, every class from the start, the sums of the
+ * reasons; and which reasons the by_reason family keeps (--exit-reasons).
+ */
+static void test_exit_classes(void)
+{
+	struct kvmstats svm = { 0 }, vmx = { 0 }, c0 = { 0 }, z0 = { 0 };
+	struct prom_vcpu vc[] = { { "0", &c0 }, { "1", &z0 } };
+	struct prom_vm vms[] = {
+		{ .vm = "a", .info_pid = "1", .uuid = "", .source = "libvirt",
+		  .comm = "q", .vm_st = &svm, .nr_vcpus = 2, .vcpus = vc },
+		{ .vm = "b", .info_pid = "2", .uuid = "", .source = "libvirt",
+		  .comm = "q", .vm_st = &vmx },
+	};
+	struct prom_opts o = { .groups = PROM_G_DEFAULT, .vcpu = 1 };
+	unsigned int classes = kvmstats_exit_class_count();
+	struct prom_result res;
+	char *out, msg[4096];
+	int ret, r;
+
+	ok(!prom_parse_reasons("seen", &r) && r == PROM_REASONS_SEEN &&
+	   !prom_parse_reasons("all", &r) && r == PROM_REASONS_ALL &&
+	   !prom_parse_reasons("none", &r) && r == PROM_REASONS_NONE &&
+	   prom_parse_reasons("some", &r) == -1 && prom_parse_reasons("", &r) == -1,
+	   "--exit-reasons: all, seen, none; anything else refused");
+	ok(classes >= 6 && classes <= PROM_MAX_CLASSES,
+	   "exit classes: %u, within PROM_MAX_CLASSES", classes);
+	if (load(&svm, "kvm-1", vm_stats, NVM, fill_vm) ||
+	    load(&vmx, "kvm-2", vmx_vm_stats, NVMX, fill_vmx) ||
+	    load(&c0, "kvm-1/vcpu-0", vcpu_stats, NVCPU, fill_vcpu0) ||
+	    load(&z0, "kvm-1/vcpu-1", vcpu_stats, NVCPU, fill_zero_reasons)) {
+		ok(0, "classes: images parse");
+		return;
+	}
+	out = render_opts(vms, 2, &o, &res, &ret);
+	ok(ret == 0, "classes: render returns 0");
+	expect(out, "# TYPE kvm_vm_exits_by_class_total counter");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"a\",class=\"io\"} 2000");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"b\",class=\"io\"} 77");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"b\",class=\"npf\"} 0");
+	expect(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"0\",class=\"io\"} 1000");
+	expect(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"0\",class=\"npf\"} 3");
+	expect(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"0\",class=\"other\"} 2");
+	expect(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"0\",class=\"hlt\"} 0");
+	expect(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"1\",class=\"io\"} 0");
+	ok(count_prefix(out, "# TYPE kvm_vm_exits_by_class_total ") == 1 &&
+	   count_prefix(out, "kvm_vm_exits_by_class_total{vm=\"a\",") == (int)classes &&
+	   count_prefix(out, "kvm_vm_exits_by_class_total{vm=\"b\",") == (int)classes,
+	   "SVM and VMX in one class family, every class of each (%u)", classes);
+	ok(!strstr(out, "exits_by_class_total{vm=\"a\",vendor") &&
+	   !strstr(out, "exits_by_class_total{vm=\"b\",vendor"),
+	   "the class family has no vendor label");
+	/* the default of the library's caller: reasons from the start */
+	ok(count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 2 * 120,
+	   "reasons all: every reason of each vCPU (%d)",
+	   count_prefix(out, "kvm_vcpu_exits_by_reason_total{"));
+	ret = promtool(out, msg, sizeof(msg));
+	if (!ok(ret == 0, "promtool accepts the classes (status %d)", ret))
+		tap_diag("%s", msg);
+	free(out);
+
+	o.reasons = PROM_REASONS_SEEN;
+	out = render_opts(vms, 2, &o, &res, &ret);
+	ok(ret == 0 && count_prefix(out, "kvm_vcpu_exits_by_reason_total{") == 3 &&
+	   has_line(out, "kvm_vcpu_exits_by_reason_total{vm=\"a\",vendor=\"svm\",vcpu=\"0\",reason=\"npf\"} 3") &&
+	   !strstr(out, "exits_by_reason_total{vm=\"a\",vendor=\"svm\",vcpu=\"1\""),
+	   "reasons seen: only the 3 counted, none of the idle vCPU (%d)",
+	   count_prefix(out, "kvm_vcpu_exits_by_reason_total{"));
+	ok(count_prefix(out, "kvm_vm_exits_by_reason_total{") == 2 &&
+	   has_line(out, "kvm_vm_exits_by_reason_total{vm=\"b\",vendor=\"vmx\",reason=\"IO_INSTRUCTION\"} 77"),
+	   "reasons seen: the VMs' one reason each");
+	ok(count_prefix(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"1\",") == (int)classes,
+	   "reasons seen: the class family keeps every class, zeros too");
+	expect(out, "# HELP kvm_vcpu_exits_by_reason_total KVM vCPU exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor), the reasons seen so far.");
+	ret = promtool(out, msg, sizeof(msg));
+	if (!ok(ret == 0, "promtool accepts reasons seen (status %d)", ret))
+		tap_diag("%s", msg);
+	free(out);
+
+	o.reasons = PROM_REASONS_NONE;
+	out = render_opts(vms, 2, &o, &res, &ret);
+	ok(ret == 0 && !strstr(out, "exits_by_reason") &&
+	   count_prefix(out, "kvm_vm_exits_by_class_total{") == 2 * (int)classes,
+	   "reasons none: no by_reason family, the classes stay");
+	free(out);
+	kvmstats_close(&svm);
+	kvmstats_close(&vmx);
+	kvmstats_close(&c0);
+	kvmstats_close(&z0);
+}
+
 static void put_file(const char *dir, const char *name, const char *text,
 		     mode_t mode, time_t mtime)
 {
@@ -716,6 +808,7 @@ int main(void)
 	test_names();
 	test_render();
 	test_opts();
+	test_exit_classes();
 	test_identity();
 	test_rules();
 	test_checker();

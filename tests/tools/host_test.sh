@@ -41,6 +41,15 @@ for p in "$KS" "$EXP"; do
 		"status $r: $(cat "$T/err")"
 done
 
+# A value the exporter does not know is a usage error, named.
+for a in "--exit-reasons some" "--exit-reasons=" "--collect scalars,nope"; do
+	# shellcheck disable=SC2086
+	r=$(st "$EXP" --once $a)
+	[ "$r" = 2 ] && [ ! -s "$T/out" ] && grep -qe "${a%%[ =]*}" "$T/err"
+	ok $? "kvm-statsfd-exporter $a: status 2, the option named on stderr" \
+		"status $r: $(cat "$T/err")"
+done
+
 # Output that cannot be written is an error (status 1, a reason on stderr).
 for args in "--help" "list" "list --json" "show --json"; do
 	# shellcheck disable=SC2086

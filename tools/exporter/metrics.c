@@ -10,7 +10,11 @@
  *   cumulative              counter    kvm_{vm,vcpu}_<stem><unit>_total
  *   instant, peak           gauge      kvm_{vm,vcpu}_<stem><unit>
  *   exit-reason histogram   counter    kvm_{vm,vcpu}_exits_by_reason_total
- *     (svm or vmx)                       {vendor=,reason=}, every reason
+ *     (svm or vmx)                       {vendor=,reason=}: every reason,
+ *                                        those seen, or none (--exit-reasons)
+ *                           counter    kvm_{vm,vcpu}_exits_by_class_total
+ *                                        {class=}: the same exits by
+ *                                        vendor-neutral class, every class
  *   userspace_exits         counter    kvm_{vm,vcpu}_userspace_exits_total
  *                                      {reason="KVM_EXIT_IO"}, every reason
  *   histogram with an       histogram  kvm_{vm,vcpu}_<stem><unit>
@@ -42,6 +46,7 @@ enum kind {
 	K_COUNTER,
 	K_GAUGE,
 	K_REASONS,	/* exit-reason histogram as a counter by reason */
+	K_CLASSES,	/* the same histogram summed by vendor-neutral class */
 	K_USEREXITS,	/* userspace_exits as a counter by KVM_EXIT_* */
 	K_HIST,		/* histogram with an exact _sum */
 	K_BUCKETS,	/* histogram without one: cumulative bucket counters */
@@ -61,6 +66,7 @@ struct family {
 	enum kind kind;
 	const char *src;		/* stat name it was made for */
 	int vcpu;
+	int seen_only;			/* K_REASONS: only non-zero reasons */
 	struct member *m;
 	unsigned int nr, cap;
 };
@@ -398,14 +404,44 @@ static int reserved_clash(struct table *t, const char *name, enum kind kind)
 	return 0;
 }
 
+/*
+ * An exit-reason histogram's second family, by class: one for both
+ * vendors, without the vendor label (a class means the same on both).
+ */
+static int add_class_member(struct table *t, const struct member *mem,
+			    struct prom_result *res)
+{
+	struct member cm = *mem;
+	char name[NAME_MAX_LEN];
+	struct family *f;
+
+	snprintf(name, sizeof(name), "kvm_%s_exits_by_class_total",
+		 mem->vcpu ? "vcpu" : "vm");
+	f = lookup(t, name);
+	if (!f) {
+		if (reserved_clash(t, name, K_CLASSES)) {
+			res->skipped++;
+			return 0;
+		}
+		f = add_family(t, name, K_CLASSES, mem->d->name, mem->vcpu != NULL);
+		if (!f)
+			return -ENOMEM;
+	} else if (f->kind != K_CLASSES) {
+		res->skipped++;		/* a stat of KVM's took the name */
+		return 0;
+	}
+	cm.vendor = NULL;
+	return add_member(f, &cm);
+}
+
 static int collect_file(struct table *t, const struct prom_vm *vm,
 			const char *vcpu, const struct kvmstats *s,
-			unsigned int groups, struct prom_result *res)
+			const struct prom_opts *o, struct prom_result *res)
 {
 	struct member mem = { .vm = vm, .vcpu = vcpu, .s = s };
+	unsigned int i, groups = o->groups;
 	struct mapping m;
 	struct family *f;
-	unsigned int i;
 
 	for (i = 0; i < kvmstats_num_desc(s); i++) {
 		mem.d = kvmstats_desc_at(s, i);
@@ -417,6 +453,12 @@ static int collect_file(struct table *t, const struct prom_vm *vm,
 			continue;
 		mem.sum = m.sum;
 		mem.vendor = m.vendor;
+		if (m.kind == K_REASONS) {
+			if (add_class_member(t, &mem, res))
+				return -ENOMEM;
+			if (o->reasons == PROM_REASONS_NONE)
+				continue;
+		}
 		f = lookup(t, m.name);
 		if (!f) {
 			if (reserved_clash(t, m.name, m.kind)) {
@@ -427,6 +469,7 @@ static int collect_file(struct table *t, const struct prom_vm *vm,
 				       vcpu != NULL);
 			if (!f)
 				return -ENOMEM;
+			f->seen_only = o->reasons == PROM_REASONS_SEEN;
 		} else if (f->kind != m.kind ||
 			   (m.kind != K_REASONS && strcmp(f->src, mem.d->name))) {
 			/* Another stat (or type) already has this name. */
@@ -599,6 +642,27 @@ static void write_buckets(FILE *f, struct prom_result *res,
 	sample(f, res, fam->name, sfx, m, key, "+Inf", cum, NULL);
 }
 
+/* Every class, zeros too: the counts of its reasons, summed. */
+static void write_classes(FILE *f, struct prom_result *res,
+			  const struct family *fam, const struct member *m)
+{
+	uint64_t sum[PROM_MAX_CLASSES] = { 0 };
+	unsigned int i, n = kvmstats_exit_class_count();
+	int c;
+
+	if (n > PROM_MAX_CLASSES)
+		n = PROM_MAX_CLASSES;
+	for (i = 0; i < m->d->size; i++) {
+		c = kvmstats_exit_reason_class(m->d, i);
+		/* Counts wrap as the counters they sum do, modulo 2^64. */
+		if (c >= 0 && (unsigned int)c < n)
+			sum[c] += kvmstats_value(m->s, m->d, i);
+	}
+	for (i = 0; i < n; i++)
+		sample(f, res, fam->name, "", m, "class",
+		       kvmstats_exit_class_name(i), sum[i], NULL);
+}
+
 static void write_member(FILE *f, struct prom_result *res,
 			 const struct family *fam, const struct member *m)
 {
@@ -636,12 +700,21 @@ static void write_member(FILE *f, struct prom_result *res,
 		}
 		break;
 	case K_REASONS:
-		/* Every reason from the start: rate() needs the zero. */
+		/*
+		 * Every reason from the start (rate() needs the zero), or with
+		 * --exit-reasons seen those counted so far: the class family
+		 * has the zeros.
+		 */
 		for (i = 0; i < m->d->size; i++) {
 			v = kvmstats_value(m->s, m->d, i);
+			if (!v && fam->seen_only)
+				continue;
 			kvmstats_exit_reason_name(m->d, i, label, sizeof(label));
 			sample(f, res, fam->name, "", m, "reason", label, v, NULL);
 		}
+		break;
+	case K_CLASSES:
+		write_classes(f, res, fam, m);
 		break;
 	case K_USEREXITS:
 		for (i = 0; i < m->d->size; i++) {
@@ -670,10 +743,17 @@ static int member_has_samples(const struct family *fam, const struct member *m)
 {
 	uint64_t total;
 
+	unsigned int i;
+
 	switch (fam->kind) {
 	case K_HIST:
 	case K_BUCKETS:
 		return !sum_buckets(m, &total);
+	case K_REASONS:
+		for (i = 0; fam->seen_only && i < m->d->size; i++)
+			if (kvmstats_value(m->s, m->d, i))
+				return 1;
+		return !fam->seen_only;
 	default:
 		return 1;
 	}
@@ -699,7 +779,8 @@ static void write_help(FILE *f, const struct family *fam)
 	static const char *const types[] = {
 		[K_INFO] = "gauge", [K_AVAIL] = "gauge",
 		[K_COUNTER] = "counter", [K_GAUGE] = "gauge",
-		[K_REASONS] = "counter", [K_USEREXITS] = "counter",
+		[K_REASONS] = "counter", [K_CLASSES] = "counter",
+		[K_USEREXITS] = "counter",
 		[K_HIST] = "histogram",
 		[K_BUCKETS] = "counter",
 	};
@@ -725,7 +806,13 @@ static void write_help(FILE *f, const struct family *fam)
 			 d->exponent,
 			 d->exponent && *unit_suffix(d) ? ", scaled to the base unit" : "");
 	if (fam->kind == K_REASONS) {
-		fprintf(f, "KVM %s exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor).\n# TYPE %s counter\n",
+		fprintf(f, "KVM %s exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor)%s.\n# TYPE %s counter\n",
+			who, fam->seen_only ? ", the reasons seen so far" : "",
+			fam->name);
+		return;
+	}
+	if (fam->kind == K_CLASSES) {
+		fprintf(f, "KVM %s exits by class, the same on SVM and VMX (io, npf, msr, hlt, intr, ...: the exit-reason histogram summed by class).\n# TYPE %s counter\n",
 			who, fam->name);
 		return;
 	}
@@ -781,6 +868,19 @@ int prom_parse_groups(const char *arg, unsigned int *groups)
 	return 0;
 }
 
+int prom_parse_reasons(const char *arg, int *reasons)
+{
+	if (!strcmp(arg, "all"))
+		*reasons = PROM_REASONS_ALL;
+	else if (!strcmp(arg, "seen"))
+		*reasons = PROM_REASONS_SEEN;
+	else if (!strcmp(arg, "none"))
+		*reasons = PROM_REASONS_NONE;
+	else
+		return -1;
+	return 0;
+}
+
 int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
 		const struct prom_opts *o, struct prom_result *res)
 {
@@ -802,12 +902,12 @@ int prom_render(FILE *f, const struct prom_vm *vms, unsigned int n,
 		if (add_member(&t.f[0], &m) || add_member(&t.f[1], &m))
 			goto out;
 		if (vms[i].vm_st &&
-		    collect_file(&t, &vms[i], NULL, vms[i].vm_st, o->groups, res))
+		    collect_file(&t, &vms[i], NULL, vms[i].vm_st, o, res))
 			goto out;
 		for (k = 0; o->vcpu && k < vms[i].nr_vcpus; k++)
 			if (vms[i].vcpus[k].st &&
 			    collect_file(&t, &vms[i], vms[i].vcpus[k].id,
-					 vms[i].vcpus[k].st, o->groups, res))
+					 vms[i].vcpus[k].st, o, res))
 				goto out;
 	}
 	for (i = 0; i < t.nr; i++) {

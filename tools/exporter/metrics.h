@@ -46,9 +46,23 @@ enum {
 #define PROM_G_DEFAULT	(PROM_G_SCALARS | PROM_G_EXITS | PROM_G_USERSPACE)
 #define PROM_G_ALL	(PROM_G_DEFAULT | PROM_G_HISTOGRAMS)
 
+/*
+ * Which exit reasons kvm_*_exits_by_reason_total has (--exit-reasons);
+ * kvm_*_exits_by_class_total always has every class.
+ */
+enum {
+	PROM_REASONS_ALL,		/* every reason, zeros too */
+	PROM_REASONS_SEEN,		/* those counted so far */
+	PROM_REASONS_NONE,		/* no such family */
+};
+
+/* At least kvmstats_exit_class_count(). */
+#define PROM_MAX_CLASSES	64
+
 struct prom_opts {
 	unsigned int groups;		/* PROM_G_* */
 	int vcpu;			/* per-vCPU series too */
+	int reasons;			/* PROM_REASONS_* */
 };
 
 /*
@@ -56,6 +70,9 @@ struct prom_opts {
  * an unknown name.
  */
 int prom_parse_groups(const char *arg, unsigned int *groups);
+
+/* "all", "seen", "none": PROM_REASONS_*, or -1 for anything else. */
+int prom_parse_reasons(const char *arg, int *reasons);
 
 struct prom_result {
 	unsigned int families;		/* metric families written */
