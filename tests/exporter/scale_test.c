@@ -532,6 +532,93 @@ static int parse_all(struct kvmstats *s, unsigned int n, struct img *im)
 	return 0;
 }
 
+/*
+ * Discovery on a host of DISC_PROCS processes of DISC_FDS fds each (none a
+ * VMM): a full scan readlinks every fd; incremental discovery
+ * (kvmstats_discover_again(), the exporter's) reads each process's start
+ * time once it has looked into it.
+ */
+#define DISC_PROCS	1000
+#define DISC_FDS	100
+
+static pid_t disc_child(void)
+{
+	int go[2], fd, i;
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(go))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(go[0]);
+		fd = open("/dev/null", O_RDONLY);
+		for (i = 1; fd >= 0 && i < DISC_FDS; i++)
+			if (dup(fd) < 0)
+				break;
+		if (write(go[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(go[1]);
+	if (pid > 0 && read(go[0], &c, 1) != 1)
+		pid = -1;
+	close(go[0]);
+	return pid;
+}
+
+static double self_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
+	       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+}
+
+static void test_discovery(void)
+{
+	static pid_t kids[DISC_PROCS];
+	struct kvmstats_scan *sc = kvmstats_scan_new(10000);
+	double full, first, again;
+	struct kvmstats_vm *vms;
+	unsigned int looked, skipped, i, made = 0;
+	int n;
+
+	for (i = 0; i < DISC_PROCS; i++) {
+		kids[i] = disc_child();
+		made += kids[i] > 0;
+	}
+	ok(made == DISC_PROCS && sc, "%u processes of %d fds each", made, DISC_FDS);
+	full = self_cpu_ms();
+	n = kvmstats_discover(&vms, 0, NULL);
+	full = self_cpu_ms() - full;
+	if (n >= 0)
+		kvmstats_vms_free(vms, n);
+	first = self_cpu_ms();
+	n = kvmstats_discover_again(sc, &vms, NULL);
+	first = self_cpu_ms() - first;
+	if (n >= 0)
+		kvmstats_vms_free(vms, n);
+	again = self_cpu_ms();
+	n = kvmstats_discover_again(sc, &vms, NULL);
+	again = self_cpu_ms() - again;
+	if (n >= 0)
+		kvmstats_vms_free(vms, n);
+	kvmstats_scan_counts(sc, &looked, &skipped);
+	ok(n >= 0 && skipped >= made && again * 5 < full,
+	   "discovery: a full scan %.0f ms of CPU (incremental, first call %.0f ms), the next call %.0f ms: %u processes skipped, %u looked into",
+	   full, first, again, skipped, looked);
+	kvmstats_scan_free(sc);
+	for (i = 0; i < DISC_PROCS; i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct kvmstats vm_st[NR_VMS], vcpu_st[NR_VMS * VCPUS_PER_VM];
@@ -599,6 +686,7 @@ int main(int argc, char **argv)
 	   NR_SEEN, res.samples / NR_VMS);
 	free(out);
 
+	test_discovery();
 	if (exporter_bin && write_image(&im) == 0)
 		test_binary(exporter_bin);
 	else if (exporter_bin)

@@ -18,6 +18,7 @@ int main(int argc, char **argv)
 	test_parse();
 	test_fd();
 	test_tool();
+	test_discover_again();
 	test_fuzz();	/* last: the slow one */
 	return tap_done();
 }

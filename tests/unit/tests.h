@@ -6,6 +6,7 @@ void test_parse(void);
 void test_fuzz(void);
 void test_fd(void);
 void test_tool(void);
+void test_discover_again(void);
 
 #include <stdio.h>
 /* Documentation/exit-reasons.rst's tables: SVM (vmx 0) or VMX (vmx 1). */

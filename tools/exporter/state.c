@@ -126,7 +126,12 @@ static int rescan(struct exporter *e)
 	unsigned int i, k, nr = 0;
 	int n, ret = 0;
 
-	n = kvmstats_discover(&fresh, 0, &e->denied);
+	if (!e->scan) {
+		e->scan = kvmstats_scan_new(EXPORTER_RECHECK_MS);
+		if (!e->scan)
+			return -ENOMEM;
+	}
+	n = kvmstats_discover_again(e->scan, &fresh, &e->denied);
 	if (n < 0)
 		return n;
 	nv = calloc(n ? n : 1, sizeof(*nv));
@@ -461,4 +466,6 @@ void exporter_free(struct exporter *e)
 	free(e->vms);
 	e->vms = NULL;
 	e->nr = 0;
+	kvmstats_scan_free(e->scan);
+	e->scan = NULL;
 }

@@ -32,6 +32,12 @@ struct exporter {
 	unsigned int denied;	/* processes whose fds we may not read */
 	int denied_said;	/* ... logged */
 	/*
+	 * What the rescans learnt of processes without KVM fds: each is
+	 * looked into once, then again only every RECHECK_MS (a new pid at
+	 * once).  NULL until the first rescan.
+	 */
+	struct kvmstats_scan *scan;
+	/*
 	 * Tests only (--synthetic-vms N:V:FILE): no discovery, synth_vms
 	 * VMs of synth_vcpus vCPUs each, every stats fd a new open() of
 	 * synth_file (a stats file image).
@@ -39,6 +45,13 @@ struct exporter {
 	const char *synth_file;
 	unsigned int synth_vms, synth_vcpus;
 };
+
+/*
+ * How long a process seen without KVM fds goes unexamined (from half of
+ * it to all of it): a VMM that some process exec()s into after a scrape
+ * saw that process shows up within it; a new process at the next scrape.
+ */
+#define EXPORTER_RECHECK_MS	10000
 
 /*
  * One scrape: close the stats of VMs whose VMM exited, rescan /proc once,

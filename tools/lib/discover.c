@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -387,6 +388,235 @@ out:
 		kvmstats_vms_free(vms, n);
 		return ret;
 	}
+	*out = vms;
+	return n;
+}
+
+/* --- incremental discovery ------------------------------------------------ */
+
+/* A process that held no KVM fd, or that we may not look into. */
+struct scan_entry {
+	pid_t pid;		/* 0: free slot */
+	unsigned long long start;	/* /proc/PID/stat starttime */
+	unsigned long long next_ms;	/* look into it again from then on */
+	unsigned int gen;	/* the last call that saw the pid */
+	int denied;
+};
+
+struct kvmstats_scan {
+	struct scan_entry *tab;	/* open addressing, by pid */
+	unsigned int cap;	/* power of 2, or 0 */
+	unsigned int used;	/* slots with a pid */
+	unsigned int gen;
+	unsigned int recheck_ms;
+	unsigned int looked, skipped;
+};
+
+static unsigned long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The start time of pid (clock ticks after boot, field 22 of
+ * /proc/PID/stat, which follows the comm in parentheses: the comm may hold
+ * spaces and parentheses, so the fields are counted from the last ')').
+ * 0 if it cannot be read.
+ */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* After ") ": field 3 (state) ... field 22 (starttime). */
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+static unsigned int slot_of(const struct kvmstats_scan *sc, pid_t pid)
+{
+	unsigned int i = ((unsigned int)pid * 2654435761u) & (sc->cap - 1);
+
+	while (sc->tab[i].pid && sc->tab[i].pid != pid)
+		i = (i + 1) & (sc->cap - 1);
+	return i;
+}
+
+static int scan_grow(struct kvmstats_scan *sc)
+{
+	unsigned int cap = sc->cap ? 2 * sc->cap : 1024, i, k;
+	struct scan_entry *old = sc->tab, *tab;
+
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	sc->tab = tab;
+	k = sc->cap;
+	sc->cap = cap;
+	for (i = 0; i < k; i++)
+		if (old[i].pid)
+			tab[slot_of(sc, old[i].pid)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Forget the pids the last call did not see (rebuilt without them). */
+static int scan_sweep(struct kvmstats_scan *sc)
+{
+	struct scan_entry *old = sc->tab, *tab;
+	unsigned int i;
+
+	if (!sc->cap)
+		return 0;
+	tab = calloc(sc->cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	sc->tab = tab;
+	sc->used = 0;
+	for (i = 0; i < sc->cap; i++) {
+		if (old[i].pid && old[i].gen == sc->gen) {
+			tab[slot_of(sc, old[i].pid)] = old[i];
+			sc->used++;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+struct kvmstats_scan *kvmstats_scan_new(unsigned int recheck_ms)
+{
+	struct kvmstats_scan *sc = calloc(1, sizeof(*sc));
+
+	if (sc)
+		sc->recheck_ms = recheck_ms;
+	return sc;
+}
+
+void kvmstats_scan_free(struct kvmstats_scan *sc)
+{
+	if (!sc)
+		return;
+	free(sc->tab);
+	free(sc);
+}
+
+void kvmstats_scan_counts(const struct kvmstats_scan *sc,
+			  unsigned int *looked, unsigned int *skipped)
+{
+	if (looked)
+		*looked = sc ? sc->looked : 0;
+	if (skipped)
+		*skipped = sc ? sc->skipped : 0;
+}
+
+/*
+ * One pid of a call: skipped while remembered, else looked into (and
+ * remembered if it is no VMM).
+ */
+static int again_pid(struct kvmstats_scan *sc, struct kvmstats_vm **vms,
+		     int *n, pid_t pid, unsigned long long now,
+		     unsigned int *denied)
+{
+	unsigned long long start = start_time(pid);
+	unsigned int i, before = *denied;
+	struct scan_entry *e;
+	int was = *n, ret;
+
+	if (!start)
+		return 0;	/* gone */
+	if ((sc->used + 1) * 2 > sc->cap && scan_grow(sc))
+		return -ENOMEM;
+	i = slot_of(sc, pid);
+	e = &sc->tab[i];
+	if (e->pid && e->start == start && now < e->next_ms) {
+		e->gen = sc->gen;
+		*denied += e->denied;
+		sc->skipped++;
+		return 0;
+	}
+	sc->looked++;
+	ret = add_pid(vms, n, pid, denied);
+	if (ret || *n > was) {
+		/* A VMM: looked into every time, remembered or not. */
+		if (e->pid) {
+			e->next_ms = 0;
+			e->gen = sc->gen;
+		}
+		return ret;
+	}
+	if (!e->pid)
+		sc->used++;
+	e->pid = pid;
+	e->start = start;
+	e->denied = *denied > before;
+	e->gen = sc->gen;
+	/*
+	 * Spread the rechecks over the interval, so that they do not all
+	 * fall on one call: from 1/2 to 1 times recheck_ms.
+	 */
+	e->next_ms = now + sc->recheck_ms / 2 +
+		     ((unsigned int)pid * 2654435761u) % (sc->recheck_ms / 2 + 1);
+	return 0;
+}
+
+int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
+			    unsigned int *denied)
+{
+	unsigned long long now = now_ms();
+	struct kvmstats_vm *vms = NULL;
+	unsigned int ignored;
+	struct dirent *de;
+	int n = 0, ret = 0;
+	pid_t pid;
+	DIR *d;
+
+	if (!sc || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!denied)
+		denied = &ignored;
+	*denied = 0;
+	sc->gen++;
+	sc->looked = 0;
+	sc->skipped = 0;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		ret = again_pid(sc, &vms, &n, pid, now, denied);
+	}
+	closedir(d);
+	if (!ret)
+		ret = scan_sweep(sc);
+	if (ret) {
+		kvmstats_vms_free(vms, n);
+		return ret;
+	}
+	if (n > 1)
+		qsort(vms, n, sizeof(*vms), cmp_pid);
 	*out = vms;
 	return n;
 }

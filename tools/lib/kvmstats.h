@@ -288,6 +288,29 @@ int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
 		      unsigned int *denied);
 
 /*
+ * Incremental discovery, for an agent that looks every few seconds
+ * (since 1.1).  kvmstats_discover_again() returns what kvmstats_discover()
+ * does, but remembers, in sc, each process it found holding no KVM fd
+ * (or could not look into), and does not look into it again (open its
+ * /proc/PID/fd and read every link) for recheck_ms: only its start time
+ * is read, from /proc/PID/stat, so that a new process under a reused pid
+ * is looked into at once.  VMMs are looked into every time (their vCPUs
+ * come and go).  So a new process is found by the next call, and one
+ * that starts using KVM after it was first seen (a VMM that the shell
+ * that started it exec()ed into, say) within recheck_ms.  *denied counts
+ * remembered refusals too.  kvmstats_scan_counts() tells how many
+ * processes the last call looked into and how many it skipped.  A scan
+ * state is not thread-safe: one caller at a time.
+ */
+struct kvmstats_scan;
+struct kvmstats_scan *kvmstats_scan_new(unsigned int recheck_ms);
+void kvmstats_scan_free(struct kvmstats_scan *sc);
+int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
+			    unsigned int *denied);
+void kvmstats_scan_counts(const struct kvmstats_scan *sc,
+			  unsigned int *looked, unsigned int *skipped);
+
+/*
  * Open the stats of vm's VM and of each vCPU (only_vcpu -1), of vCPU
  * only_vcpu only, or of the VM only (KVMSTATS_VM_ONLY).  The stats fd
  * comes from KVM_GET_STATS_FD on a duplicate of the VMM's fd; KVM answers
