@@ -795,6 +795,7 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 	uint64_t rs = ks_rnd_seed(5), h[256];
 	double t, t_unload = 0, t_load = 0;
 	atomic_long exact_all = 0;
+	long loaded_exact;
 	atomic_int stop = 0;
 	struct ks_vm vm;
 
@@ -842,8 +843,18 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 				break;
 		}
 		cycles++;
-		/* In for a while: creators take its stats fds, which pin it. */
+		/*
+		 * In for a while: creators take its stats fds, which pin it.
+		 * At least until one more VM ran with its stats fd, up to
+		 * 5 s: on the debug kernel a VM's round takes longer than
+		 * the random stay, and a whole run once went by (25 cycles,
+		 * 2 minutes) without one, the race this test is about.
+		 */
+		loaded_exact = exact_all;
+		t = ks_now_s();
 		ks_sleep_us(ks_rnd(&rs) % 200000);
+		while (exact_all == loaded_exact && ks_now_s() < t + 5)
+			ks_sleep_us(10000);
 	}
 	stop = 1;
 	for (i = 0; i < RR_CREATORS; i++) {
