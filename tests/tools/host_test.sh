@@ -41,6 +41,22 @@ for p in "$KS" "$EXP"; do
 		"status $r: $(cat "$T/err")"
 done
 
+# kvm-statsfd's usage errors (status 2) and a PID without a VM (status 1,
+# said why): no VM needed, so here and not in the guests' tool test.
+for a in "" frobnicate "show --bogus" "watch -i 0" "list 12"; do
+	# shellcheck disable=SC2086
+	r=$(st "$KS" $a)
+	[ "$r" = 2 ] && [ ! -s "$T/out" ] && grep -q "Try '" "$T/err"
+	ok $? "kvm-statsfd ${a:-(no command)}: usage error, status 2, on stderr" \
+		"status $r: $(cat "$T/err")"
+done
+for pid in 2147483000 $$; do
+	r=$(st "$KS" show $pid)
+	[ "$r" = 1 ] && grep -q "no KVM VM found in pid $pid" "$T/err"
+	ok $? "kvm-statsfd show $pid (no VM there): status 1, says so" \
+		"status $r: $(cat "$T/err")"
+done
+
 # A value the exporter does not know is a usage error, named.
 for a in "--exit-reasons some" "--exit-reasons=" "--collect scalars,nope"; do
 	# shellcheck disable=SC2086
