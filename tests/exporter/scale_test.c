@@ -42,6 +42,7 @@
 #include "image.h"
 #include "kvm_statsfd/uapi.h"
 #include "metrics.h"
+#include "procs.h"
 #include "tap.h"
 
 #define NR_VMS		1000
@@ -541,33 +542,6 @@ static int parse_all(struct kvmstats *s, unsigned int n, struct img *im)
 #define DISC_PROCS	1000
 #define DISC_FDS	100
 
-static pid_t disc_child(void)
-{
-	int go[2], fd, i;
-	pid_t pid;
-	char c = 0;
-
-	if (pipe(go))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(go[0]);
-		fd = open("/dev/null", O_RDONLY);
-		for (i = 1; fd >= 0 && i < DISC_FDS; i++)
-			if (dup(fd) < 0)
-				break;
-		if (write(go[1], &c, 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(go[1]);
-	if (pid > 0 && read(go[0], &c, 1) != 1)
-		pid = -1;
-	close(go[0]);
-	return pid;
-}
-
 static double self_cpu_ms(void)
 {
 	struct rusage ru;
@@ -587,7 +561,7 @@ static void test_discovery(void)
 	int n;
 
 	for (i = 0; i < DISC_PROCS; i++) {
-		kids[i] = disc_child();
+		kids[i] = procs_spawn(DISC_FDS);
 		made += kids[i] > 0;
 	}
 	ok(made == DISC_PROCS && sc, "%u processes of %d fds each", made, DISC_FDS);
@@ -611,12 +585,8 @@ static void test_discovery(void)
 	   "discovery: a full scan %.0f ms of CPU (incremental, first call %.0f ms), the next call %.0f ms: %u processes skipped, %u looked into",
 	   full, first, again, skipped, looked);
 	kvmstats_scan_free(sc);
-	for (i = 0; i < DISC_PROCS; i++) {
-		if (kids[i] > 0) {
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-	}
+	for (i = 0; i < DISC_PROCS; i++)
+		procs_reap(kids[i]);
 }
 
 int main(int argc, char **argv)

@@ -6,56 +6,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "kvmstats.h"
+#include "procs.h"
 #include "tap.h"
 #include "tests.h"
 
 #define CHILDREN	24
 #define FDS		64
-
-/* A child holding FDS more fds (of /dev/null) until killed. */
-static pid_t spawn(void)
-{
-	int i, fd, go[2];
-	char c = 0;
-	pid_t pid;
-
-	if (pipe(go))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(go[0]);
-		fd = open("/dev/null", O_RDONLY);
-		for (i = 0; fd >= 0 && i < FDS; i++)
-			if (dup(fd) < 0)
-				break;
-		/* Started: the parent's next call sees all of them. */
-		if (write(go[1], &c, 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(go[1]);
-	if (pid > 0 && read(go[0], &c, 1) != 1)
-		pid = -1;
-	close(go[0]);
-	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
 
 /* One call; what it looked into and skipped; its VMs freed. */
 static int call(struct kvmstats_scan *sc, unsigned int *looked,
@@ -92,12 +52,12 @@ void test_discover_again(void)
 	kvmstats_scan_free(NULL);
 
 	for (i = 0; i < CHILDREN; i++)
-		kids[i] = spawn();
+		kids[i] = procs_spawn(FDS);
 	sc = kvmstats_scan_new(60000);
 	none = kvmstats_scan_new(0);
 	if (!ok(sc && none, "scan_new")) {
 		for (i = 0; i < CHILDREN; i++)
-			reap(kids[i]);
+			procs_reap(kids[i]);
 		kvmstats_scan_free(sc);
 		kvmstats_scan_free(none);
 		return;
@@ -112,7 +72,7 @@ void test_discover_again(void)
 	   s2, l2);
 
 	/* A new process is looked into by the next call, the rest not. */
-	late = spawn();
+	late = procs_spawn(FDS);
 	n = call(sc, &l3, &s3);
 	ok(n >= 0 && late > 0 && l3 >= 1 && l3 <= l2 + 1 && s3 >= CHILDREN,
 	   "a new process is looked into at once (%u looked into, %u skipped)",
@@ -120,7 +80,7 @@ void test_discover_again(void)
 
 	/* Gone processes are forgotten: nothing more is skipped for them. */
 	for (i = 0; i < CHILDREN / 2; i++) {
-		reap(kids[i]);
+		procs_reap(kids[i]);
 		kids[i] = 0;
 	}
 	n = call(sc, &l4, &s4);
@@ -148,6 +108,6 @@ void test_discover_again(void)
 	kvmstats_scan_free(sc);
 
 	for (i = 0; i < CHILDREN; i++)
-		reap(kids[i]);
-	reap(late);
+		procs_reap(kids[i]);
+	procs_reap(late);
 }

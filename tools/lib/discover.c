@@ -351,47 +351,6 @@ static int cmp_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
-		      unsigned int *denied)
-{
-	struct kvmstats_vm *vms = NULL;
-	unsigned int ignored;
-	struct dirent *de;
-	int n = 0, ret = 0;
-	pid_t pid;
-	DIR *d;
-
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (!denied)
-		denied = &ignored;
-	*denied = 0;
-	if (only_pid > 0) {
-		ret = add_pid(&vms, &n, only_pid, denied);
-		goto out;
-	}
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while (!ret && (de = readdir(d))) {
-		pid = (pid_t)atoi(de->d_name);
-		if (pid <= 0 || pid == getpid())
-			continue;
-		ret = add_pid(&vms, &n, pid, denied);
-	}
-	closedir(d);
-	if (n > 1)	/* qsort(NULL, 0, ...) is undefined */
-		qsort(vms, n, sizeof(*vms), cmp_pid);
-out:
-	if (ret) {
-		kvmstats_vms_free(vms, n);
-		return ret;
-	}
-	*out = vms;
-	return n;
-}
-
 /* --- incremental discovery ------------------------------------------------ */
 
 /* A process that held no KVM fd, or that we may not look into. */
@@ -579,8 +538,12 @@ static int again_pid(struct kvmstats_scan *sc, struct kvmstats_vm **vms,
 	return 0;
 }
 
-int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
-			    unsigned int *denied)
+/*
+ * Both discoveries: every process in /proc (or only_pid), each looked
+ * into (sc NULL) or as sc remembers it.
+ */
+static int walk_proc(struct kvmstats_scan *sc, struct kvmstats_vm **out,
+		     pid_t only_pid, unsigned int *denied)
 {
 	unsigned long long now = now_ms();
 	struct kvmstats_vm *vms = NULL;
@@ -590,15 +553,21 @@ int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
 	pid_t pid;
 	DIR *d;
 
-	if (!sc || !out)
+	if (!out)
 		return -EINVAL;
 	*out = NULL;
 	if (!denied)
 		denied = &ignored;
 	*denied = 0;
-	sc->gen++;
-	sc->looked = 0;
-	sc->skipped = 0;
+	if (sc) {
+		sc->gen++;
+		sc->looked = 0;
+		sc->skipped = 0;
+	}
+	if (only_pid > 0) {
+		ret = add_pid(&vms, &n, only_pid, denied);
+		goto out;
+	}
 	d = opendir("/proc");
 	if (!d)
 		return -errno;
@@ -606,19 +575,33 @@ int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
 		pid = (pid_t)atoi(de->d_name);
 		if (pid <= 0 || pid == getpid())
 			continue;
-		ret = again_pid(sc, &vms, &n, pid, now, denied);
+		ret = sc ? again_pid(sc, &vms, &n, pid, now, denied) :
+			   add_pid(&vms, &n, pid, denied);
 	}
 	closedir(d);
-	if (!ret)
+	if (!ret && sc)
 		ret = scan_sweep(sc);
+	if (n > 1)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(vms, n, sizeof(*vms), cmp_pid);
+out:
 	if (ret) {
 		kvmstats_vms_free(vms, n);
 		return ret;
 	}
-	if (n > 1)
-		qsort(vms, n, sizeof(*vms), cmp_pid);
 	*out = vms;
 	return n;
+}
+
+int kvmstats_discover(struct kvmstats_vm **out, pid_t only_pid,
+		      unsigned int *denied)
+{
+	return walk_proc(NULL, out, only_pid, denied);
+}
+
+int kvmstats_discover_again(struct kvmstats_scan *sc, struct kvmstats_vm **out,
+			    unsigned int *denied)
+{
+	return sc ? walk_proc(sc, out, 0, denied) : -EINVAL;
 }
 
 static const char *explain(int err)
