@@ -40,6 +40,8 @@
 #define DEFAULT_LISTEN	"127.0.0.1:9798"
 #define DEFAULT_TIMEOUT	10	/* seconds for a request, and idle */
 #define DEFAULT_MAX_CONN	512
+/* /metrics requests in flight at once, as node_exporter's --web.max-requests. */
+#define DEFAULT_MAX_REQUESTS	40
 /*
  * zlib's fastest level: at 1,000 VMs x 10 vCPUs it deflates the 414 MB
  * of --vcpu --collect all text in about a third of level 6's time, for
@@ -58,7 +60,8 @@ static const char usage_text[] =
 "    kvm-statsfd-exporter [--listen ADDR:PORT] [--vcpu] [--collect GROUPS]\n"
 "                         [--exit-reasons all|seen|none]\n"
 "                         [--timeout S] [--max-connections N]\n"
-"                         [--max-connections-per-address N] [-v]\n"
+"                         [--max-connections-per-address N]\n"
+"                         [--max-requests N] [-v]\n"
 "    kvm-statsfd-exporter --once [--vcpu] [--collect GROUPS]\n"
 "                         [--exit-reasons all|seen|none]\n"
 "    kvm-statsfd-exporter --help | --version\n"
@@ -108,6 +111,9 @@ static const char usage_text[] =
 "                             the same for each client address (IPv4\n"
 "                             address, IPv6 /64; loopback too); default\n"
 "                             half of --max-connections\n"
+"    --max-requests N         /metrics requests in flight at once (default\n"
+"                             40; 0: no limit); past it, 503 (counted in\n"
+"                             kvm_exporter_requests_refused_total)\n"
 "    --libvirt-dir DIR        libvirt's QEMU run directory (default\n"
 "                             " LIBVIRT_QEMU_RUN_DIR "); '' to ignore libvirt\n"
 "    --synthetic-vms N:V:FILE for tests: no discovery, N VMs of V vCPUs,\n"
@@ -450,6 +456,9 @@ static struct scrape_req *joined;	/* for the render being made */
 static struct render *current;		/* being made, or NULL */
 static int render_stop;
 static unsigned long renders;
+/* /metrics requests from arrival to their answer's end; past the limit, 503. */
+static unsigned int requests, max_requests = DEFAULT_MAX_REQUESTS;
+static unsigned long requests_refused;
 static int serving;	/* over HTTP, not --once */
 /* *con_cls of a request answered, and of one whose head arrived. */
 static char answered_marker, head_marker;
@@ -564,7 +573,10 @@ static int scrape_to(FILE *f)
 	pthread_mutex_lock(&render_lock);
 	fprintf(f, "# HELP kvm_exporter_renders_total Scrapes rendered; concurrent requests share one.\n"
 		"# TYPE kvm_exporter_renders_total counter\n"
-		"kvm_exporter_renders_total %lu\n", renders);
+		"kvm_exporter_renders_total %lu\n"
+		"# HELP kvm_exporter_requests_refused_total Scrape requests answered 503: as many in flight as --max-requests.\n"
+		"# TYPE kvm_exporter_requests_refused_total counter\n"
+		"kvm_exporter_requests_refused_total %lu\n", renders, requests_refused);
 	pthread_mutex_unlock(&render_lock);
 build_info:
 	fputs("# HELP kvm_exporter_build_info The exporter's version; always 1.\n"
@@ -699,6 +711,9 @@ static void free_req(void *cls)
 
 	render_unref(q->r);
 	free(q);
+	pthread_mutex_lock(&render_lock);
+	requests--;
+	pthread_mutex_unlock(&render_lock);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int status,
@@ -767,6 +782,14 @@ static enum MHD_Result metrics_wait(struct MHD_Connection *c, void **con_cls)
 		free(q);
 		return send_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "stopping\n");
 	}
+	if (max_requests && requests >= max_requests) {
+		requests_refused++;
+		pthread_mutex_unlock(&render_lock);
+		free(q);
+		return send_static(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				   "too many scrapes at once (--max-requests)\n");
+	}
+	requests++;	/* until free_req() */
 	*con_cls = q;
 	MHD_suspend_connection(c);
 	/* The render being made, if it makes our encoding; else the next. */
@@ -1056,7 +1079,7 @@ static void parse_synth(const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_VCPU, OPT_COLLECT, OPT_REASONS, OPT_TIMEOUT,
-	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_LIBVIRT, OPT_SYNTH, OPT_VERSION };
+	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_MAXREQ, OPT_LIBVIRT, OPT_SYNTH, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
@@ -1066,6 +1089,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "max-connections-per-address", required_argument, NULL, OPT_MAXPERADDR },
+		{ "max-requests", required_argument, NULL, OPT_MAXREQ },
 		{ "libvirt-dir", required_argument, NULL, OPT_LIBVIRT },
 		{ "synthetic-vms", required_argument, NULL, OPT_SYNTH },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -1117,6 +1141,9 @@ int main(int argc, char **argv)
 			conn_max_per_addr = parse_uint(optarg, "--max-connections-per-address",
 						       1, 100000);
 			per_addr_set = 1;
+			break;
+		case OPT_MAXREQ:
+			max_requests = parse_uint(optarg, "--max-requests", 0, 100000);
 			break;
 		case OPT_SYNTH:
 			parse_synth(optarg);
