@@ -21,12 +21,14 @@ nonce=
 mode=test
 out=serial
 late_pow=
+then_warn=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	ks.nonce=*) nonce=${arg#ks.nonce=} ;;
 	ks.mode=*) mode=${arg#ks.mode=} ;;
 	ks.out=e9) out=e9 ;;
 	ks.panic_on_warn=1) late_pow=1 ;;
+	ks.then=warn) then_warn=1 ;;
 	esac
 done
 
@@ -53,7 +55,9 @@ say() {
 	if [ "$out" = e9 ]; then echo "$*" > /dev/ttyS0; fi
 }
 
-finish() {
+# The end of what the host judges as one run: the kernel log since the
+# last report (dmesg -c), the taint, the nonce.
+report() {
 	# Kernels with kmemleak (the debug lane): scan now, so a leak shows up
 	# in the log the judge reads.  Twice: an object is reported only once
 	# its contents stayed the same from one scan to the next (and it is
@@ -61,11 +65,23 @@ finish() {
 	km=/sys/kernel/debug/kmemleak
 	[ -w $km ] && echo scan > $km && echo scan > $km
 	say "@@ dmesg-begin"
-	dmesg > $R
+	dmesg -c > $R
 	[ -r $km ] && cat $km > $R
 	say "@@ dmesg-end"
 	say "@@ taint $(cat /proc/sys/kernel/tainted)"
 	say "@@ done $nonce"
+}
+
+# segment NAME: what follows is judged apart from what went before, as the
+# run NAME (tests/vm/split-segments.sh cuts the report and the console at
+# these two markers).
+segment() {
+	say "@@ segment $1"
+	echo "<3>ks: segment $1 $nonce" > /dev/kmsg
+}
+
+finish() {
+	report
 	if [ "$out" = e9 ]; then
 		exec 9>&-
 		i=0
@@ -138,9 +154,28 @@ run_all() {
 	done
 }
 
+# The rig's self-test, in the boot that ran the tests (ks.then=warn), where
+# a boot of its own costs too much (Bochs: about 50 s to init): once the
+# tests' run is reported, a module that WARNs is loaded without
+# panic_on_warn, then again with it; each must be judged a failure.
+warn_selftest() {
+	report
+	segment warn-nopanic
+	echo 0 > /proc/sys/kernel/panic_on_warn
+	insmod /lib/modules/rig_warn.ko
+	say "@@ rig_warn loaded rc=$?"
+	report
+	segment warn
+	rmmod rig_warn
+	echo 1 > /proc/sys/kernel/panic_on_warn
+	insmod /lib/modules/rig_warn.ko
+	say "@@ rig_warn loaded rc=$?"
+}
+
 case "$mode" in
 test)
 	run_all /tests
+	[ -n "$then_warn" ] && warn_selftest
 	;;
 bench)
 	run_all /bench

@@ -165,5 +165,56 @@ must_fail unfiltered "a program that ran more than the cases the manifest names"
 [ "$(KS_MANIFEST=$T/manifest "$here/manifest.sh" cases test)" = "$(printf 'alpha_test\ta.one')" ]
 ok $? "manifest.sh cases names them, for the lane's initramfs"
 
+# One boot, three runs (init.sh, ks.then=warn): the tests, then the rig's
+# WARN without and with panic_on_warn.  split-segments.sh must give the
+# tests their own run, clean, and each WARN segment a run the judge fails;
+# a WARN during the tests must stay in the tests' run.
+segmented() {	# segmented NAME [SED-SCRIPT for the tests' part]
+	local d="$T/$1"
+	mkdir -p "$d/run"
+	echo "$NONCE" > "$d/run/nonce"
+	{
+		report | sed -e "${2:-}"
+		cat <<EOF
+@@ segment warn-nopanic
+@@ rig_warn loaded rc=0
+@@ dmesg-begin
+[   50.000000] WARNING: CPU: 0 PID: 9 at rig_warn_init+0x1/0x2 [rig_warn]
+@@ dmesg-end
+@@ taint 12800
+@@ done $NONCE
+@@ segment warn
+EOF
+	} > "$d/run/results.log"
+	printf '%s\n' "[ 1.0] ks: init $NONCE" "[ 2.0] kvm_statsfd: loaded" \
+		"[49.0] ks: segment warn-nopanic $NONCE" \
+		"[50.0] WARNING: CPU: 0 PID: 9 at rig_warn_init+0x1/0x2 [rig_warn]" \
+		"[51.0] ks: segment warn $NONCE" \
+		"[52.0] WARNING: CPU: 0 PID: 9 at rig_warn_init+0x1/0x2 [rig_warn]" \
+		"[52.1] Kernel panic - not syncing: kernel: panic_on_warn set ..." \
+		> "$d/run/console.log"
+	"$here/split-segments.sh" "$d/run" warn-nopanic="$d/np" warn="$d/w"
+	KS_MANIFEST=$T/manifest "$here/judge.sh" "$d/run" "[t]" test > "$d/out" 2>&1
+	rc=$?
+}
+cat > "$T/manifest" <<'EOF'
+program | * | alpha_test | 2
+program | * | beta_test | 2
+skip | test | beta_test.b.announced | a reason the manifest gives
+EOF
+segmented seg
+[ "$rc" = 0 ]
+ok $? "one boot, three runs: the tests' run passes without the WARNs that follow it" "$T/seg/out"
+"$here/judge.sh" "$T/seg/np" "[t]" > "$T/seg/np.out" 2>&1
+[ $? != 0 ] && grep -q '^not ok .*kernel log is clean' "$T/seg/np.out" &&
+	grep -q 'rig_warn' "$T/seg/np.out"
+ok $? "one boot, three runs: the WARN without panic_on_warn is judged a failure" "$T/seg/np.out"
+"$here/judge.sh" "$T/seg/w" "[t]" > "$T/seg/w.out" 2>&1
+[ $? != 0 ] && grep -q '^not ok .*guest finished and reported' "$T/seg/w.out"
+ok $? "one boot, three runs: the WARN with panic_on_warn is judged a failure" "$T/seg/w.out"
+segmented segwarn '/^@@ dmesg-begin/a [    9.000000] WARNING: CPU: 1 PID: 99 at src/counters.c:1 x+0x1/0x2'
+[ "$rc" != 0 ] && grep -q '^not ok .*kernel log is clean' "$T/segwarn/out"
+ok $? "one boot, three runs: a WARN during the tests fails the tests' run" "$T/segwarn/out"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
