@@ -21,14 +21,14 @@ nonce=
 mode=test
 out=serial
 late_pow=
-then_warn=
+then=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	ks.nonce=*) nonce=${arg#ks.nonce=} ;;
 	ks.mode=*) mode=${arg#ks.mode=} ;;
 	ks.out=e9) out=e9 ;;
 	ks.panic_on_warn=1) late_pow=1 ;;
-	ks.then=warn) then_warn=1 ;;
+	ks.then=*) then=${arg#ks.then=} ;;
 	esac
 done
 
@@ -99,9 +99,8 @@ say "@@ kernel $(uname -r) mode=$mode"
 say "@@ taint-init $(cat /proc/sys/kernel/tainted)"
 
 # KVM and its dependencies, in the order listed at build time for the
-# vendor module this CPU needs.  Not for the rig's self-tests (warn,
-# detect): their modules need nothing of KVM, and under Bochs loading it
-# would cost each of those boots about 20 s.
+# vendor module this CPU needs.  Not for the debug kernel's detector
+# self-test (detect): its module needs nothing of KVM.
 load_kvm() {
 	order=/lib/modules/load-order
 	if grep -qw svm /proc/cpuinfo; then
@@ -175,7 +174,7 @@ warn_selftest() {
 case "$mode" in
 test)
 	run_all /tests
-	[ -n "$then_warn" ] && warn_selftest
+	[ "$then" = warn ] && warn_selftest
 	;;
 bench)
 	run_all /bench
@@ -184,14 +183,9 @@ demo)
 	/demo/run-demo.sh > $R 2>&1
 	say "@@ demo rc=$?"
 	;;
-warn | warn-nopanic)
-	# Rig self-test: a module that WARNs on load must fail the run.
-	insmod /lib/modules/rig_warn.ko
-	say "@@ rig_warn loaded rc=$?"
-	;;
 detect)
 	# Rig self-test of the debug kernel: one deliberate bug per detector,
-	# all in one boot (ks.mode=detect-bug does the BUG(), which ends it).
+	# all in one boot, then BUG(), which ends it, in a segment of its own.
 	for f in lockdep leak sleep ubsan kfence uaf; do
 		insmod /lib/modules/rig_detect.ko fault=$f
 		say "@@ rig_detect $f rc=$?"
@@ -202,8 +196,8 @@ detect)
 	# this scan and finish's two.
 	sleep 6
 	echo scan > /sys/kernel/debug/kmemleak
-	;;
-detect-bug)
+	report
+	segment detect-bug
 	insmod /lib/modules/rig_detect.ko fault=bug
 	say "@@ rig_detect bug rc=$?"
 	;;

@@ -41,12 +41,6 @@ echo init > "$outdir/judge-from-init"
 : > "$outdir/console.log"
 : > "$outdir/timeline"
 
-# panic_on_warn=0 among the extra arguments (the rig's warn-nopanic run)
-# keeps init from setting it.
-pow=ks.panic_on_warn=1
-for a in "$@"; do
-	[ "$a" = panic_on_warn=0 ] && pow=
-done
 
 # isolinux's files, once per machine.
 iso_boot="$CACHE/bochs/isolinux"
@@ -90,7 +84,7 @@ prompt 0
 timeout 0
 label ks
   kernel vmlinuz
-  append initrd=initrd console=ttyS0 panic=0 oops=panic quiet loglevel=4 mitigations=off clocksource=hpet tsc_early_khz=60000 tsc=reliable vdso32=0 ks.out=e9 $pow ks.nonce=$nonce ks.mode=$mode $*
+  append initrd=initrd console=ttyS0 panic=0 oops=panic quiet loglevel=4 mitigations=off clocksource=hpet tsc_early_khz=60000 tsc=reliable vdso32=0 ks.out=e9 ks.panic_on_warn=1 ks.nonce=$nonce ks.mode=$mode $*
 CFG
 xorriso -as mkisofs -quiet -o "$work/guest.iso" -b isolinux.bin -c boot.cat \
 	-no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" \
