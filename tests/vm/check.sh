@@ -472,6 +472,8 @@ host_suite exporter-load $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" load
 host_suite exporter-scale $MAKE_QUIET -C "$TOP/tests/exporter" \
 	O="$BUILD/tests-exporter" scale
+host_suite exporter-web $MAKE_QUIET -C "$TOP/tests/exporter" \
+	O="$BUILD/tests-exporter" web
 host_suite tools-host $MAKE_QUIET -C "$TOP/tests/tools" \
 	O="$BUILD/tests-tools" host
 # The judge fails a run for each defect it exists to catch.

@@ -16,14 +16,16 @@
 # and it finds its libraries next to itself: DT_RPATH $ORIGIN (not
 # RUNPATH, which would not apply to the libraries' own dependencies).
 
-EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c exporter/identity.c
+EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c exporter/identity.c \
+	    exporter/web_config.c exporter/auth.c
 EXP_OBJS := $(EXP_SRCS:%.c=$(O)/obj/%.o)
 EXP := $(O)/kvm-statsfd-exporter
 EXP_GUEST_DIR := $(O)/exporter-guest
 EXP_GUEST := $(EXP_GUEST_DIR)/kvm-statsfd-exporter
 
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) -lz -lpthread
+MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) \
+	    $(or $(shell pkg-config --libs yaml-0.1 2>/dev/null),-lyaml) -lcrypt -lz -lpthread
 EXP_LDFLAGS := $(filter-out -static,$(LDFLAGS))
 
 all: $(EXP)

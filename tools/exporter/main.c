@@ -31,7 +31,9 @@
 #include <zlib.h>
 
 #include "kvm_statsfd/version.h"
+#include "auth.h"
 #include "state.h"
+#include "web_config.h"
 
 #define EXIT_OK		0
 #define EXIT_RUNTIME	1
@@ -61,7 +63,7 @@ static const char usage_text[] =
 "                         [--exit-reasons all|seen|none]\n"
 "                         [--timeout S] [--max-connections N]\n"
 "                         [--max-connections-per-address N]\n"
-"                         [--max-requests N] [-v]\n"
+"                         [--max-requests N] [--web-config FILE] [-v]\n"
 "    kvm-statsfd-exporter --once [--vcpu] [--collect GROUPS]\n"
 "                         [--exit-reasons all|seen|none]\n"
 "    kvm-statsfd-exporter --help | --version\n"
@@ -114,6 +116,11 @@ static const char usage_text[] =
 "    --max-requests N         /metrics requests in flight at once (default\n"
 "                             40; 0: no limit); past it, 503 (counted in\n"
 "                             kvm_exporter_requests_refused_total)\n"
+"    --web-config FILE        TLS and basic authentication, in the format\n"
+"                             of Prometheus' exporter-toolkit:\n"
+"                             tls_server_config (cert_file, key_file) and\n"
+"                             basic_auth_users (NAME: bcrypt hash); other\n"
+"                             keys are errors\n"
 "    --libvirt-dir DIR        libvirt's QEMU run directory (default\n"
 "                             " LIBVIRT_QEMU_RUN_DIR "); '' to ignore libvirt\n"
 "    --synthetic-vms N:V:FILE for tests: no discovery, N VMs of V vCPUs,\n"
@@ -123,13 +130,15 @@ static const char usage_text[] =
 "    -h, --help               this text\n"
 "\n"
 "SIGNALS\n"
-"    SIGINT, SIGTERM: stop.  SIGHUP: logged and ignored (the configuration\n"
-"    is the command line).\n"
+"    SIGINT, SIGTERM: stop.  SIGHUP: read --web-config again; its users\n"
+"    apply at once, a new TLS key pair at the next start (an invalid file\n"
+"    is reported and the old configuration kept).  Without --web-config,\n"
+"    SIGHUP is logged and ignored.\n"
 "\n"
 "EXIT STATUS\n"
 "    0 stopped by SIGINT or SIGTERM (or --once succeeded), 1 runtime error\n"
-"    (cannot listen, cannot scan /proc), 2 usage error.  Errors go to\n"
-"    standard error.\n";
+"    (cannot listen, cannot scan /proc), 2 usage error (an invalid\n"
+"    --web-config too).  Errors go to standard error.\n";
 
 static const char index_html[] =
 "<html><head><title>kvm-statsfd-exporter</title></head><body>\n"
@@ -220,6 +229,9 @@ static int open_listener(const char *arg)
 
 static struct exporter exp_state;
 static pthread_mutex_t exp_lock = PTHREAD_MUTEX_INITIALIZER;
+/* --web-config: its path, and what was read at start. */
+static const char *web_config_path;
+static struct web_config web;
 
 static double now_s(void)
 {
@@ -578,6 +590,11 @@ static int scrape_to(FILE *f)
 		"# TYPE kvm_exporter_requests_refused_total counter\n"
 		"kvm_exporter_requests_refused_total %lu\n", renders, requests_refused);
 	pthread_mutex_unlock(&render_lock);
+	if (web_config_path)
+		fprintf(f, "# HELP kvm_exporter_http_requests_unauthorized_total Requests answered 401: no credentials, or not those of a basic_auth_users entry of --web-config.\n"
+			"# TYPE kvm_exporter_http_requests_unauthorized_total counter\n"
+			"kvm_exporter_http_requests_unauthorized_total %lu\n",
+			auth_refused());
 build_info:
 	fputs("# HELP kvm_exporter_build_info The exporter's version; always 1.\n"
 	      "# TYPE kvm_exporter_build_info gauge\n"
@@ -864,6 +881,47 @@ static int has_body(struct MHD_Connection *c)
 }
 
 /*
+ * With basic_auth_users, every request (whatever its path or method)
+ * carries the credentials of one of them, or is answered 401 with the
+ * challenge that makes a client send them.
+ */
+static int authorized(struct MHD_Connection *c)
+{
+	char *user, *pass = NULL;
+	int ok;
+
+	if (!auth_required())
+		return 1;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = user && pass && auth_check(user, pass);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
+{
+	static const char msg[] = "unauthorized\n";
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	auth_count_refused();
+	r = MHD_create_response_from_buffer(strlen(msg), (void *)msg,
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	ret = MHD_queue_basic_auth_fail_response(c, "kvm-statsfd-exporter", r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/*
  * Called once the request head has arrived whole (its deadline then no
  * longer applies), again when the request is complete, and for /metrics
  * once more when its render is done.  A body is never waited for: a
@@ -881,6 +939,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	if (!*con_cls) {
 		conn_set_busy(c, 1);
 		*con_cls = &answered_marker;
+		if (!authorized(c))
+			return send_unauthorized(c);
 		if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 		    strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -935,6 +995,40 @@ static int run_once(void)
 	return EXIT_OK;
 }
 
+/* SIGHUP: --web-config again (see the usage text). */
+static void reload_web_config(void)
+{
+	struct web_config next;
+	char err[512];
+
+	if (!web_config_path) {
+		fputs("kvm-statsfd-exporter: SIGHUP: nothing to reload (no --web-config), carrying on\n",
+		      stderr);
+		return;
+	}
+	if (web_config_load(web_config_path, &next, err, sizeof(err))) {
+		fprintf(stderr, "kvm-statsfd-exporter: SIGHUP: %s; keeping the configuration in use\n",
+			err);
+		return;
+	}
+	if (auth_set_users(&next)) {
+		fprintf(stderr, "kvm-statsfd-exporter: SIGHUP: %s; keeping the configuration in use\n",
+			strerror(ENOMEM));
+		web_config_free(&next);
+		return;
+	}
+	if (!!next.cert_pem != !!web.cert_pem ||
+	    (next.cert_pem && (strcmp(next.cert_pem, web.cert_pem) ||
+			       strcmp(next.key_pem, web.key_pem))))
+		fputs("kvm-statsfd-exporter: SIGHUP: the TLS settings changed: they apply at the next start; the users apply now\n",
+		      stderr);
+	else
+		fprintf(stderr, "kvm-statsfd-exporter: SIGHUP: %s read again (%zu users)\n",
+			web_config_path, next.n_users);
+	/* Only the users were taken; the running TLS pair stays as read. */
+	web_config_free(&next);
+}
+
 /*
  * Three threads: libmicrohttpd's, with its own epoll loop (it takes the
  * listening socket out of its set at its connection limit and back in
@@ -952,6 +1046,12 @@ static int serve(const char *listen_arg)
 	struct pollfd pfd;
 	pthread_t render_tid;
 	int lfd, sfd, rc = EXIT_RUNTIME;
+	/* The key pair, when TLS is on; else the array is empty. */
+	struct MHD_OptionItem tls_opts[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, web.cert_pem },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, web.key_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	double last_reap = 0;
 	sigset_t mask;
 
@@ -986,8 +1086,10 @@ static int serve(const char *listen_arg)
 	 * MHD's log names every client that goes away: only with -v.
 	 */
 	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-			     (exp_state.verbose ? MHD_USE_ERROR_LOG : 0),
+			     (exp_state.verbose ? MHD_USE_ERROR_LOG : 0) |
+			     (web.cert_pem ? MHD_USE_TLS : 0),
 			     0, NULL, NULL, handle, NULL,
+			     MHD_OPTION_ARRAY, tls_opts,
 			     MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_TIMEOUT, conn_timeout,
 			     MHD_OPTION_CONNECTION_LIMIT, conn_max + MHD_SLACK,
@@ -995,13 +1097,15 @@ static int serve(const char *listen_arg)
 			     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
 			     MHD_OPTION_END);
 	if (!d) {
-		fprintf(stderr, "kvm-statsfd-exporter: cannot start the HTTP server on %s\n",
-			listen_arg);
+		fprintf(stderr, "kvm-statsfd-exporter: cannot start the HTTP server on %s%s\n",
+			listen_arg, web.cert_pem ?
+			" (is the TLS key the certificate's, and both PEM?)" : "");
 		close(lfd);
 		goto out_render;
 	}
 	if (exp_state.verbose)
-		fprintf(stderr, "kvm-statsfd-exporter: listening on %s\n", listen_arg);
+		fprintf(stderr, "kvm-statsfd-exporter: listening on %s%s\n", listen_arg,
+			web.cert_pem ? " (TLS)" : "");
 	pfd = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (;;) {
 		if (poll(&pfd, 1, 250) < 0 && errno != EINTR) {
@@ -1012,8 +1116,7 @@ static int serve(const char *listen_arg)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si) ||
 			    si.ssi_signo != SIGHUP)
 				break;
-			fputs("kvm-statsfd-exporter: SIGHUP: nothing to reload (the configuration is the command line), carrying on\n",
-			      stderr);
+			reload_web_config();
 		}
 		sweep_deadlines();
 		if (now_s() - last_reap >= 1) {
@@ -1042,6 +1145,8 @@ out_render:
 out_sfd:
 	close(sfd);
 	exporter_free(&exp_state);
+	auth_set_users(NULL);
+	web_config_free(&web);
 	return rc;
 }
 
@@ -1079,7 +1184,8 @@ static void parse_synth(const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_VCPU, OPT_COLLECT, OPT_REASONS, OPT_TIMEOUT,
-	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_MAXREQ, OPT_LIBVIRT, OPT_SYNTH, OPT_VERSION };
+	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_MAXREQ, OPT_WEBCONF, OPT_LIBVIRT, OPT_SYNTH,
+	       OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
@@ -1090,6 +1196,7 @@ int main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "max-connections-per-address", required_argument, NULL, OPT_MAXPERADDR },
 		{ "max-requests", required_argument, NULL, OPT_MAXREQ },
+		{ "web-config", required_argument, NULL, OPT_WEBCONF },
 		{ "libvirt-dir", required_argument, NULL, OPT_LIBVIRT },
 		{ "synthetic-vms", required_argument, NULL, OPT_SYNTH },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -1145,6 +1252,9 @@ int main(int argc, char **argv)
 		case OPT_MAXREQ:
 			max_requests = parse_uint(optarg, "--max-requests", 0, 100000);
 			break;
+		case OPT_WEBCONF:
+			web_config_path = optarg;
+			break;
 		case OPT_SYNTH:
 			parse_synth(optarg);
 			break;
@@ -1178,11 +1288,26 @@ int main(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (once && listen_set)
 		usage_error("%s", "--once does not listen: no --listen with it");
+	if (once && web_config_path)
+		usage_error("%s", "--once does not serve: no --web-config with it");
 	raise_nofile();
 	if (once)
 		return run_once();
 	/* Check the address before anything else: usage errors first. */
 	freeaddrinfo(parse_listen(listen_arg));
+	if (web_config_path) {
+		char err[512];
+
+		if (web_config_load(web_config_path, &web, err, sizeof(err))) {
+			fprintf(stderr, "kvm-statsfd-exporter: --web-config %s\n", err);
+			return EXIT_USAGE;
+		}
+		if (auth_set_users(&web)) {
+			fprintf(stderr, "kvm-statsfd-exporter: %s\n", strerror(ENOMEM));
+			web_config_free(&web);
+			return EXIT_RUNTIME;
+		}
+	}
 	/* By default an address may take half the connections. */
 	if (!per_addr_set)
 		conn_max_per_addr = conn_max > 1 ? conn_max / 2 : 1;
