@@ -86,24 +86,6 @@ stats_fds() {
 	done | sort
 }
 
-# json_vals FILE: "ctx name value" and "ctx name:reason value" from
-# kvm-statsfd show --json (pretty printed: one key or value a line).
-json_vals() {
-	awk '
-	/"vm": \{/ { ctx = "vm" }
-	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
-	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
-	/"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, name, v }
-	/"reasons": \{/ { inr = 1; next }
-	inr && /\}/ { inr = 0; next }
-	inr { r = $0; sub(/^ *"/, "", r); sub(/".*/, "", r); v = $0; sub(/.*: /, "", v); sub(/,/, "", v); print ctx, name ":" r, v }
-	' "$1"
-}
-
-jget() {	# jget FILE CTX NAME
-	awk -v c="$2" -v w="$3" '$1 == c && $2 == w { print $3; exit }' "$1"
-}
-
 # hist_check FILE: one line per histogram series that is broken (buckets
 # not cumulative, le not increasing, +Inf != _count, no _sum); prints the
 # number of series checked last.

@@ -14,6 +14,10 @@
 #   freeze_vm PID              SIGSTOP a VMM and wait until every thread of
 #                              it has stopped (its counters hold still); 1
 #                              if one has not within 5 s.  kill -CONT ends it
+#   json_vals FILE             "CTX NAME VALUE" and "CTX NAME:REASON VALUE"
+#                              lines from kvm-statsfd show --json (CTX: vm,
+#                              vcpuN)
+#   jget FILE CTX NAME         one value of json_vals' output
 # The guest has it at /bin/ks-tap.sh; source it with ". ks-tap.sh".
 
 n=0
@@ -103,6 +107,24 @@ kill_bg() {
 	for p in $bg_pids; do kill "$p" 2>/dev/null; done
 	for p in $bg_pids; do wait "$p" 2>/dev/null; done
 	bg_pids=""
+}
+
+# json_vals FILE: "ctx name value" and "ctx name:reason value" from
+# kvm-statsfd show --json (pretty printed: one key or value a line).
+json_vals() {
+	awk '
+	/"vm": \{/ { ctx = "vm" }
+	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
+	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
+	/"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, name, v }
+	/"reasons": \{/ { inr = 1; next }
+	inr && /\}/ { inr = 0; next }
+	inr { r = $0; sub(/^ *"/, "", r); sub(/".*/, "", r); v = $0; sub(/.*: /, "", v); sub(/,/, "", v); print ctx, name ":" r, v }
+	' "$1"
+}
+
+jget() {
+	awk -v c="$2" -v w="$3" '$1 == c && $2 == w { print $3; exit }' "$1"
 }
 
 tap_end() {

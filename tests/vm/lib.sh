@@ -228,6 +228,7 @@ build_userspace() {
 	make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
 	make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
 	make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
+	make -s -C "$TOP/tests/collectd" O="$BUILD/tests-collectd" >&2
 }
 
 # guest_test_payload [SERIES]: the build-initramfs.sh options that put
@@ -235,7 +236,8 @@ build_userspace() {
 # run on SERIES.  The exporter cannot link statically (GnuTLS): it comes
 # with its shared libraries and loader (tools/exporter/build.mk).  Debian's
 # Prometheus comes with its own (tests/exporter/collect-prometheus.sh), for
-# the exporter's test.
+# the exporter's test, and so does Debian's collectd, with our plugin
+# (tests/collectd/collect-collectd.sh).
 guest_test_payload() {
 	local f absent=
 
@@ -255,6 +257,9 @@ guest_test_payload() {
 	fi
 	grep -qx qemu_query_stats_test <<< "$absent" ||
 		echo --tests "$BUILD/tests-qemu/tests" --tree "$BUILD/tests-qemu/root"
+	grep -qx collectd_plugin_test <<< "$absent" ||
+		echo --tests "$BUILD/tests-collectd/tests" \
+			--tree "$BUILD/tests-collectd/root"
 	[ -z "$absent" ] || sed 's/^/--without /' <<< "$absent"
 	if [ -n "${1:-}" ]; then
 		f="$BUILD/cases/$1"
