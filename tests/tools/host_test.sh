@@ -57,6 +57,13 @@ for pid in 2147483000 $$; do
 		"status $r: $(cat "$T/err")"
 done
 
+# The exporter's listen address and arguments: usage errors.
+for a in "--listen 127.0.0.1" "--listen 127.0.0.1:70000" "extra"; do
+	# shellcheck disable=SC2086
+	r=$(st "$EXP" $a)
+	ok $((r != 2)) "kvm-statsfd-exporter $a: status 2" "status $r: $(cat "$T/err")"
+done
+
 # A value the exporter does not know is a usage error, named.
 for a in "--exit-reasons some" "--exit-reasons=" "--collect scalars,nope"; do
 	# shellcheck disable=SC2086
