@@ -3,10 +3,10 @@
 #
 # Debian's collectd for the test guest: collect-collectd.sh ROOT PLUGIN
 # LIBDIR puts under ROOT/opt/collectd the daemon with its shared libraries
-# and loader (tools/exporter/guest-libs.sh), its csv and logfile plugins,
-# types.db, our plugin PLUGIN and the libkvmstats.so.1 of LIBDIR (a staged
-# install of the library, which the plugin was built against), and a
-# wrapper, ROOT/opt/collectd/collectd, that runs the daemon with them.
+# and loader, and a wrapper, ROOT/opt/collectd/collectd, that runs it with
+# them (tests/lib/guest-bundle.sh); its csv and logfile plugins, types.db,
+# our plugin PLUGIN and the libkvmstats.so.1 of LIBDIR (a staged install
+# of the library, which the plugin was built against).
 set -eu
 
 root=$1 plugin=$2 libdir=$3
@@ -18,18 +18,9 @@ for f in "$bin" "$cdlib/csv.so" "$cdlib/logfile.so" /usr/share/collectd/types.db
 done
 
 prefix=$root/opt/collectd
-rm -rf "$prefix"
-mkdir -p "$prefix/bin" "$prefix/lib" "$prefix/plugins"
-cp -L "$bin" "$prefix/bin/collectd"
-"$here/../../tools/exporter/guest-libs.sh" "$bin" "$prefix/lib"
+"$here/../lib/guest-bundle.sh" "$root" /opt/collectd "$bin" collectd
+mkdir -p "$prefix/plugins"
 cp "$cdlib/csv.so" "$cdlib/logfile.so" "$plugin" "$prefix/plugins/"
 cp -L "$libdir/libkvmstats.so.1" "$prefix/lib/"
 cp /usr/share/collectd/types.db "$prefix/"
-cat > "$prefix/collectd" <<'WRAP'
-#!/bin/sh
-# The library path holds for the plugins collectd dlopen()s too.
-exec /opt/collectd/lib/ld-linux-x86-64.so.2 --library-path /opt/collectd/lib \
-	/opt/collectd/bin/collectd "$@"
-WRAP
-chmod 0755 "$prefix/collectd"
 echo "collect-collectd: $(du -sh "$prefix" | cut -f1) in $prefix" >&2

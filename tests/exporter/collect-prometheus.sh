@@ -20,15 +20,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$bin" ] || { echo "collect-prometheus: $bin not found (package prometheus)" >&2; exit 1; }
 
 prefix=$root/opt/prometheus
-rm -rf "$prefix"
-mkdir -p "$prefix/bin" "$prefix/lib"
-cp -L "$bin" "$prefix/bin/prometheus"
-"$here/../../tools/exporter/guest-libs.sh" "$bin" "$prefix/lib"
-cat > "$prefix/prometheus" <<'WRAP'
-#!/bin/sh
-# Debian's prometheus through its own copied loader and libraries.
-exec /opt/prometheus/lib/ld-linux-x86-64.so.2 --library-path /opt/prometheus/lib \
-	/opt/prometheus/bin/prometheus "$@"
-WRAP
-chmod 0755 "$prefix/prometheus"
+"$here/../lib/guest-bundle.sh" "$root" /opt/prometheus "$bin" prometheus
 echo "collect-prometheus: $(du -sh "$prefix" | cut -f1) in $prefix" >&2

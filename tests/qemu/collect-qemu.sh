@@ -8,6 +8,7 @@
 #   ROOT/opt/qemu/bin/qemu-system-x86_64     the binary, unchanged
 #   ROOT/opt/qemu/lib/                       every library ldd lists, and
 #                                            the dynamic loader
+#                                            (tests/lib/guest-bundle.sh)
 #   ROOT/opt/qemu/share/qemu/                the firmware a q35 VM with no
 #                                            devices loads (SeaBIOS, option
 #                                            ROMs for -kernel)
@@ -25,25 +26,9 @@ qemu=${QEMU_BIN:-/usr/bin/qemu-system-x86_64}
 [ -x "$qemu" ] || { echo "collect-qemu: $qemu not found (package qemu-system-x86)" >&2; exit 1; }
 
 prefix=$root/opt/qemu
-rm -rf "$prefix"
-mkdir -p "$prefix/bin" "$prefix/lib" "$prefix/share/qemu"
-cp -L "$qemu" "$prefix/bin/qemu-system-x86_64"
-
-loader=
-libs=$(ldd "$qemu")
-if grep -q 'not found' <<< "$libs"; then
-	echo "collect-qemu: missing libraries:" >&2
-	grep 'not found' <<< "$libs" >&2
-	exit 1
-fi
-while read -r a b c _; do
-	case "$a" in
-	linux-vdso.so.*) ;;
-	/*) loader=$a; cp -L "$a" "$prefix/lib/" ;;	# the loader
-	*) [ "$b" = "=>" ] && cp -L "$c" "$prefix/lib/$a" ;;
-	esac
-done <<< "$libs"
-[ -n "$loader" ] || { echo "collect-qemu: ldd named no loader" >&2; exit 1; }
+"$(dirname "$0")/../lib/guest-bundle.sh" "$root" /opt/qemu "$qemu" \
+	qemu-system-x86_64 -L /opt/qemu/share/qemu
+mkdir -p "$prefix/share/qemu"
 
 # Firmware: QEMU's data dir and Debian's SeaBIOS, dereferenced.
 for f in bios-256k.bin kvmvapic.bin linuxboot.bin linuxboot_dma.bin \
@@ -56,11 +41,4 @@ for f in bios-256k.bin kvmvapic.bin linuxboot.bin linuxboot_dma.bin \
 	cp -L "$src" "$prefix/share/qemu/$f"
 done
 
-cat > "$prefix/qemu-system-x86_64" <<WRAP
-#!/bin/sh
-# Debian's qemu-system-x86_64 through its own copied loader and libraries.
-exec /opt/qemu/lib/$(basename "$loader") --library-path /opt/qemu/lib \\
-	/opt/qemu/bin/qemu-system-x86_64 -L /opt/qemu/share/qemu "\$@"
-WRAP
-chmod 0755 "$prefix/qemu-system-x86_64"
 echo "collect-qemu: $(du -sh "$prefix" | cut -f1) in $prefix" >&2
