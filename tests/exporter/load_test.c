@@ -484,7 +484,7 @@ static void test_unprivileged(const char *bin)
 		return;
 	}
 	snprintf(err_file, sizeof(err_file), "/tmp/kvm-statsfd-load-test.%d.err", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "'%s' --once --libvirt-dir '' 2>/dev/null", bin);
+	snprintf(cmd, sizeof(cmd), "'%s' --once --no-machined 2>/dev/null", bin);
 	p = popen(cmd, "r");
 	while (p && fgets(line, sizeof(line), p))
 		sscanf(line, "kvm_exporter_processes_denied %u", &root_denied);
@@ -492,7 +492,7 @@ static void test_unprivileged(const char *bin)
 		pclose(p);
 	ok(root_denied == 0, "as root, kvm_exporter_processes_denied is 0 (%d)", (int)root_denied);
 	snprintf(cmd, sizeof(cmd),
-		 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' --once --libvirt-dir '' 2>%s",
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' --once --no-machined 2>%s",
 		 bin, err_file);
 	p = popen(cmd, "r");
 	while (p && fgets(line, sizeof(line), p))
@@ -540,7 +540,7 @@ static int start_exporter(const char *bin)
 		snprintf(to, sizeof(to), "%d", TIMEOUT_S);
 		snprintf(mc, sizeof(mc), "%d", MAX_CONN);
 		execl(bin, bin, "--listen", listen, "--timeout", to,
-		      "--max-connections", mc, "--libvirt-dir", "", (char *)NULL);
+		      "--max-connections", mc, "--no-machined", (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 50; i++) {

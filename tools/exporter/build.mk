@@ -25,7 +25,8 @@ EXP_GUEST := $(EXP_GUEST_DIR)/kvm-statsfd-exporter
 
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd) \
-	    $(or $(shell pkg-config --libs yaml-0.1 2>/dev/null),-lyaml) -lcrypt -lz -lpthread
+	    $(or $(shell pkg-config --libs yaml-0.1 2>/dev/null),-lyaml) \
+	    $(or $(shell pkg-config --libs libsystemd 2>/dev/null),-lsystemd) -lcrypt -lz -lpthread
 EXP_LDFLAGS := $(filter-out -static,$(LDFLAGS))
 
 all: $(EXP)

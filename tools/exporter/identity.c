@@ -3,160 +3,164 @@
  * Which VM a VMM process runs, as operators name it
  * (Documentation/exporter.rst, "Identity").
  *
- * libvirt writes /run/libvirt/qemu/DOMAIN.pid (the QEMU pid) and
- * DOMAIN.xml (the definition, with <uuid>) as root: a process listed
- * there is that domain.  Anything else only has its own command line,
- * which its owner chooses freely, so its name is qualified by the owner:
+ * systemd-machined knows the virtual machines of a host that registered
+ * with it, libvirt's among them: its GetMachineByPID() is the supported
+ * way to ask which machine a process belongs to (libvirt's files under
+ * /run/libvirt are its own, not an interface), and only root (through
+ * polkit) may register one, so its answer is believed.  A machine libvirt
+ * registered (Service "libvirt-qemu", named "qemu-ID-DOMAIN") is named by
+ * its domain, with its UUID; any other machine of class "vm" by its
+ * machine name.  Anything else only has its own command line, which its
+ * owner chooses freely, so its name is qualified by the owner:
  * "alice/web1".  Owners' names and libvirt's domain names cannot contain
  * '/', so no process can take a name that belongs to a libvirt domain or
  * to another user's VM.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <systemd/sd-bus.h>
 
 #include "identity.h"
 
-static ssize_t read_file(int dirfd, const char *name, char *buf, size_t len,
-			 struct stat *st)
-{
-	ssize_t n;
-	int fd;
+#define MACHINED	"org.freedesktop.machine1"
+/* machined answers in microseconds; a hung one must not stall a scrape. */
+#define CALL_TIMEOUT_US	(2 * 1000 * 1000)
+/* After the system bus could not be reached, when to try again. */
+#define RETRY_S		60
 
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -1;
+static sd_bus *bus;
+static time_t bus_failed;
+
+/* The system bus, connected on first use; NULL while it cannot be. */
+static sd_bus *system_bus(void)
+{
+	time_t now = time(NULL);
+
+	if (bus)
+		return bus;
+	if (bus_failed && now - bus_failed < RETRY_S)
+		return NULL;
+	if (sd_bus_open_system(&bus) < 0) {
+		bus = NULL;
+		bus_failed = now;
+		return NULL;
 	}
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	sd_bus_set_method_call_timeout(bus, CALL_TIMEOUT_US);
+	bus_failed = 0;
+	return bus;
 }
 
-/* Process start time in seconds since the epoch, or -1. */
-static double start_time(pid_t pid)
+void identity_close(void)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ticks;
-	double btime = -1;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* comm may hold anything: fields start after its last ')'. */
-	p = p ? strrchr(buf, ')') : NULL;
-	if (!p)
-		return -1;
-	for (i = 0; i < 20 && p; i++)	/* to field 22, starttime */
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &ticks) != 1)
-		return -1;
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return -1;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "btime %lf", &btime) == 1)
-			break;
-	fclose(f);
-	if (btime < 0)
-		return -1;
-	return btime + (double)ticks / (double)sysconf(_SC_CLK_TCK);
+	bus = sd_bus_flush_close_unref(bus);
+	bus_failed = 0;
 }
 
-/* "<uuid>...</uuid>" of a libvirt domain XML, first one (the domain's). */
-static void xml_uuid(int dirfd, const char *dom, char *uuid, size_t len)
+/* A string property of machine @path, or NULL (free() it). */
+static char *machine_string(sd_bus *b, const char *path, const char *name)
 {
-	char name[300], *buf, *a, *b;
-	struct stat st;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *v = NULL;
+
+	if (sd_bus_get_property_string(b, MACHINED, path, MACHINED ".Machine",
+				       name, &err, &v) < 0)
+		v = NULL;
+	sd_bus_error_free(&err);
+	return v;
+}
+
+/* The machine's 16-byte Id as a UUID string, or "". */
+static void machine_uuid(sd_bus *b, const char *path, char *uuid, size_t len)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const unsigned char *u;
+	size_t n = 0;
 
 	uuid[0] = '\0';
-	snprintf(name, sizeof(name), "%s.xml", dom);
-	buf = malloc(65536);
-	if (!buf)
-		return;
-	if (read_file(dirfd, name, buf, 65536, &st) <= 0 || st.st_uid != 0)
-		goto out;
-	a = strstr(buf, "<uuid>");
-	b = a ? strstr(a, "</uuid>") : NULL;
-	if (b && b - a - 6 < (long)len &&
-	    b - a - 6 == (long)strspn(a + 6, "0123456789abcdefABCDEF-"))
-		snprintf(uuid, len, "%.*s", (int)(b - a - 6), a + 6);
-out:
-	free(buf);
+	if (sd_bus_get_property(b, MACHINED, path, MACHINED ".Machine", "Id",
+				&err, &reply, "ay") >= 0 &&
+	    sd_bus_message_read_array(reply, 'y', (const void **)&u, &n) >= 0 &&
+	    n == 16 && (u[0] | u[6] | u[8] | u[15]))
+		snprintf(uuid, len,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+			 u[10], u[11], u[12], u[13], u[14], u[15]);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&err);
 }
 
-int identity_libvirt(const char *dir, pid_t pid, struct vm_identity *id)
+/* libvirt's machine name "qemu-ID-DOMAIN": DOMAIN, or NULL. */
+static const char *libvirt_domain(const char *machine)
 {
-	char buf[32], dom[256];
-	struct dirent *de;
-	struct stat st;
-	double started;
-	size_t n;
-	DIR *d;
-	int found = 0;
+	const char *p;
 
-	d = opendir(dir);
-	if (!d)
+	if (strncmp(machine, "qemu-", 5))
+		return NULL;
+	p = machine + 5;
+	if (*p < '0' || *p > '9')
+		return NULL;
+	p += strspn(p, "0123456789");
+	return *p == '-' && p[1] ? p + 1 : NULL;
+}
+
+int identity_machined(pid_t pid, struct vm_identity *id)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char *name = NULL, *class = NULL, *service = NULL;
+	const char *path, *dom;
+	sd_bus *b = system_bus();
+	int found = 0, r;
+
+	if (!b)
 		return 0;
-	while (!found && (de = readdir(d))) {
-		n = strlen(de->d_name);
-		if (n <= 4 || n - 4 >= sizeof(dom) ||
-		    strcmp(de->d_name + n - 4, ".pid"))
-			continue;
-		if (read_file(dirfd(d), de->d_name, buf, sizeof(buf), &st) <= 0 ||
-		    atoi(buf) != pid)
-			continue;
-		/* Only root's files, which nobody else can write. */
-		if (st.st_uid != 0 || (st.st_mode & 022))
-			continue;
-		/*
-		 * A pid file left behind by a domain that died names a pid
-		 * anyone's process may get next: the process must be older
-		 * than the file libvirt wrote after starting it.
-		 */
-		started = start_time(pid);
-		if (started < 0 || started > (double)st.st_mtime + 1.0)
-			continue;
-		memcpy(dom, de->d_name, n - 4);
-		dom[n - 4] = '\0';
-		snprintf(id->vm, sizeof(id->vm), "%s", dom);
-		xml_uuid(dirfd(d), dom, id->uuid, sizeof(id->uuid));
-		id->source = "libvirt";
-		found = 1;
+	r = sd_bus_call_method(b, MACHINED, "/org/freedesktop/machine1",
+			       MACHINED ".Manager", "GetMachineByPID", &err,
+			       &reply, "u", (uint32_t)pid);
+	if (r < 0) {
+		/* No machine for this pid is an answer; a lost bus is not. */
+		if (!sd_bus_error_has_name(&err, MACHINED ".NoMachineForPID") &&
+		    !sd_bus_is_open(b))
+			identity_close();
+		goto out;
 	}
-	closedir(d);
+	if (sd_bus_message_read(reply, "o", &path) < 0)
+		goto out;
+	name = machine_string(b, path, "Name");
+	class = machine_string(b, path, "Class");
+	service = machine_string(b, path, "Service");
+	if (!name || !*name || !class || strcmp(class, "vm"))
+		goto out;
+	dom = service && !strcmp(service, "libvirt-qemu") ? libvirt_domain(name) : NULL;
+	snprintf(id->vm, sizeof(id->vm), "%s", dom ? dom : name);
+	machine_uuid(b, path, id->uuid, sizeof(id->uuid));
+	id->source = dom ? "libvirt" : "machined";
+	found = 1;
+out:
+	free(name);
+	free(class);
+	free(service);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&err);
 	return found;
 }
 
-void identity_of(const char *libvirt_dir, pid_t pid, uid_t uid,
-		 const char *guest, const char *uuid, struct vm_identity *id)
+void identity_of(int use_machined, pid_t pid, uid_t uid, const char *guest,
+		 const char *uuid, struct vm_identity *id)
 {
 	char owner[64], pwbuf[1024];
 	struct passwd pw, *res = NULL;
 
 	memset(id, 0, sizeof(*id));
-	if (libvirt_dir && identity_libvirt(libvirt_dir, pid, id)) {
-		/*
-		 * The XML is root's alone (0600); libvirt gave its QEMU the
-		 * same -uuid, and this process is libvirt's: believe it.
-		 */
+	if (use_machined && identity_machined(pid, id)) {
+		/* libvirt gives its QEMU the domain's UUID as -uuid too. */
 		if (!id->uuid[0] && uuid)
 			snprintf(id->uuid, sizeof(id->uuid), "%s", uuid);
 		return;

@@ -5,23 +5,27 @@
 
 #include <sys/types.h>
 
-#define LIBVIRT_QEMU_RUN_DIR	"/run/libvirt/qemu"
-
 struct vm_identity {
-	char vm[320];		/* "domain" or "owner/name" */
+	char vm[320];		/* "domain", "machine" or "owner/name" */
 	char uuid[40];		/* "" if none */
-	const char *source;	/* "libvirt" or "qemu" */
+	const char *source;	/* "libvirt", "machined" or "qemu" */
 };
 
-/* 1 and *id filled if dir has a valid DOMAIN.pid naming pid, else 0. */
-int identity_libvirt(const char *dir, pid_t pid, struct vm_identity *id);
+/*
+ * 1 and *id filled if systemd-machined has pid in a machine of class
+ * "vm", else 0 (no machined, no such machine).  The system bus is
+ * connected on first use, and again a minute after it could not be.
+ */
+int identity_machined(pid_t pid, struct vm_identity *id);
+/* Disconnect from the system bus (at exit, and for tests). */
+void identity_close(void);
 
 /*
  * The identity of VMM pid, owned by uid, with -name guest and -uuid uuid
- * from its command line (either may be NULL); libvirt_dir NULL: not
- * looked at.
+ * from its command line (either may be NULL); machined is asked first
+ * when use_machined.
  */
-void identity_of(const char *libvirt_dir, pid_t pid, uid_t uid,
-		 const char *guest, const char *uuid, struct vm_identity *id);
+void identity_of(int use_machined, pid_t pid, uid_t uid, const char *guest,
+		 const char *uuid, struct vm_identity *id);
 
 #endif

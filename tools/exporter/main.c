@@ -82,7 +82,8 @@ static const char usage_text[] =
 "    rendering.\n"
 "\n"
 "    Series are VM-wide (kvm_vm_*) unless --vcpu adds kvm_vcpu_* ones, and\n"
-"    labelled vm: the libvirt domain name, or OWNER/NAME from QEMU's -name\n"
+"    labelled vm: the libvirt domain name or machine name that\n"
+"    systemd-machined has for the VMM, else OWNER/NAME from QEMU's -name\n"
 "    (OWNER/pid-PID without one).  kvm_vm_info adds uuid, source, pid and\n"
 "    comm.  Times are in seconds.  Documentation/exporter.rst has the\n"
 "    full mapping.\n"
@@ -121,8 +122,9 @@ static const char usage_text[] =
 "                             tls_server_config (cert_file, key_file) and\n"
 "                             basic_auth_users (NAME: bcrypt hash); other\n"
 "                             keys are errors\n"
-"    --libvirt-dir DIR        libvirt's QEMU run directory (default\n"
-"                             " LIBVIRT_QEMU_RUN_DIR "); '' to ignore libvirt\n"
+"    --no-machined            do not ask systemd-machined for VM names\n"
+"                             (--libvirt-dir, which read libvirt's own\n"
+"                             files, is accepted and ignored)\n"
 "    --synthetic-vms N:V:FILE for tests: no discovery, N VMs of V vCPUs,\n"
 "                             every stats fd FILE opened anew\n"
 "    -v, --verbose            report VMs appearing and going on stderr\n"
@@ -984,6 +986,7 @@ static int run_once(void)
 	int ret = scrape_to(stdout);
 
 	exporter_free(&exp_state);
+	identity_close();
 	if (fflush(stdout) && !ret)
 		ret = -errno;
 	if (ferror(stdout) && !ret)
@@ -1145,6 +1148,7 @@ out_render:
 out_sfd:
 	close(sfd);
 	exporter_free(&exp_state);
+	identity_close();
 	auth_set_users(NULL);
 	web_config_free(&web);
 	return rc;
@@ -1184,8 +1188,8 @@ static void parse_synth(const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_VCPU, OPT_COLLECT, OPT_REASONS, OPT_TIMEOUT,
-	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_MAXREQ, OPT_WEBCONF, OPT_LIBVIRT, OPT_SYNTH,
-	       OPT_VERSION };
+	       OPT_MAXCONN, OPT_MAXPERADDR, OPT_MAXREQ, OPT_WEBCONF, OPT_NOMACHINED,
+	       OPT_LIBVIRT, OPT_SYNTH, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
@@ -1197,6 +1201,7 @@ int main(int argc, char **argv)
 		{ "max-connections-per-address", required_argument, NULL, OPT_MAXPERADDR },
 		{ "max-requests", required_argument, NULL, OPT_MAXREQ },
 		{ "web-config", required_argument, NULL, OPT_WEBCONF },
+		{ "no-machined", no_argument, NULL, OPT_NOMACHINED },
 		{ "libvirt-dir", required_argument, NULL, OPT_LIBVIRT },
 		{ "synthetic-vms", required_argument, NULL, OPT_SYNTH },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -1214,7 +1219,7 @@ int main(int argc, char **argv)
 	 * for each class, for rate() and alerts.
 	 */
 	exp_state.opts.reasons = PROM_REASONS_SEEN;
-	exp_state.libvirt_dir = LIBVIRT_QEMU_RUN_DIR;
+	exp_state.use_machined = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":l:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -1258,8 +1263,13 @@ int main(int argc, char **argv)
 		case OPT_SYNTH:
 			parse_synth(optarg);
 			break;
+		case OPT_NOMACHINED:
+			exp_state.use_machined = 0;
+			break;
 		case OPT_LIBVIRT:
-			exp_state.libvirt_dir = *optarg ? optarg : NULL;
+			/* Kept so that old configurations still start. */
+			fputs("kvm-statsfd-exporter: --libvirt-dir is ignored: libvirt's VMs are named through systemd-machined\n",
+			      stderr);
 			break;
 		case 'v':
 			exp_state.verbose = 1;

@@ -788,7 +788,7 @@ static void write_help(FILE *f, const struct family *fam)
 
 	fprintf(f, "# HELP %s ", fam->name);
 	if (fam->kind == K_INFO) {
-		fputs("A VMM process holding a KVM VM: its identity (vm), UUID, where the identity comes from (libvirt or qemu), pid and process name; always 1.\n",
+		fputs("A VMM process holding a KVM VM: its identity (vm), UUID, where the identity comes from (libvirt or machined through systemd-machined, else qemu: the command line), pid and process name; always 1.\n",
 		      f);
 		fprintf(f, "# TYPE %s gauge\n", fam->name);
 		return;

@@ -150,7 +150,7 @@ static int rescan(struct exporter *e)
 			nv[nr].p = fresh[i];
 			snprintf(nv[nr].pid, sizeof(nv[nr].pid), "%d",
 				 (int)fresh[i].pid);
-			identity_of(e->libvirt_dir, fresh[i].pid, fresh[i].uid,
+			identity_of(e->use_machined, fresh[i].pid, fresh[i].uid,
 				    fresh[i].guest, fresh[i].uuid, &nv[nr].id);
 			if (e->verbose)
 				fprintf(stderr, "kvm-statsfd-exporter: pid %d (%s): new VM with %d vCPUs\n",

@@ -25,7 +25,7 @@ struct exporter {
 	unsigned int nr;
 	int verbose;
 	struct prom_opts opts;
-	const char *libvirt_dir;	/* NULL: libvirt not looked at */
+	int use_machined;	/* ask systemd-machined for VM names */
 	unsigned long errors;	/* stats fds not opened or not read */
 	unsigned long races;	/* ... because their VM or VMM was going */
 	unsigned long scrapes;
