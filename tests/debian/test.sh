@@ -138,8 +138,9 @@ declare -A DEB=(
 	[kvm-statsfd]=$T/kvm-statsfd_${deb_ver}_$ARCH.deb
 	[libkvmstats1]=$T/libkvmstats1_${deb_ver}_$ARCH.deb
 	[libkvmstats-dev]=$T/libkvmstats-dev_${deb_ver}_$ARCH.deb
+	[kvm-statsfd-collectd]=$T/kvm-statsfd-collectd_${deb_ver}_$ARCH.deb
 )
-for p in kvm-statsfd-dkms kvm-statsfd libkvmstats1 libkvmstats-dev; do
+for p in kvm-statsfd-dkms kvm-statsfd libkvmstats1 libkvmstats-dev kvm-statsfd-collectd; do
 	if [ -f "${DEB[$p]}" ]; then
 		ok 0 "built $(basename "${DEB[$p]}") ($(stat -c %s "${DEB[$p]}") bytes)"
 		mkdir -p "$T/x/$p" "$T/ctl/$p"
@@ -276,6 +277,18 @@ check "libkvmstats-dev: tools/examples/print_stats.c builds with pkg-config agai
 		LD_LIBRARY_PATH="$1/usr/lib/$2" "$3/print_stats" /dev/null 2>&1
 		# an empty file is not a stats file: a clear error, not a crash
 		rc=$?; [ $rc -eq 1 ] || [ $rc -eq 2 ]' sh "$T/sysroot" "$MA" "$T" "$TOP/tools/examples/print_stats.c"
+
+# --- kvm-statsfd-collectd ---------------------------------------------------------
+C=$T/x/kvm-statsfd-collectd
+check "kvm-statsfd-collectd: /usr/lib/collectd/kvm_statsfd.so, linked to libkvmstats.so.1" \
+	sh -c 'readelf -d "$1" | grep -q "NEEDED.*\[libkvmstats.so.1\]"' sh \
+	"$C/usr/lib/collectd/kvm_statsfd.so"
+check "kvm-statsfd-collectd: depends on collectd-core and libkvmstats1 (>= the symbols' version)" \
+	sh -c 'echo "$1" | grep -q "collectd-core" && echo "$1" | grep -q "libkvmstats1 (>= "' sh \
+	"$(field kvm-statsfd-collectd Depends)"
+check "kvm-statsfd-collectd: the plugin has the package's hardening (relro, bind now, fortify)" \
+	sh -c 'readelf -d "$1" | grep -q "BIND_NOW\|FLAGS.*NOW" && readelf -l "$1" | grep -q GNU_RELRO &&
+		readelf -s --wide "$1" | grep -q "__[a-z]*_chk"' sh "$C/usr/lib/collectd/kvm_statsfd.so"
 
 # --- lintian -------------------------------------------------------------------
 lintian --tag-display-limit 0 --show-overrides "$CHANGES" > "$T/lintian.log" 2>&1
