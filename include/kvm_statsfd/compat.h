@@ -111,6 +111,7 @@ static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 }
 #endif
 
+#ifdef CONFIG_X86
 /*
  * kvm_exit's probe arguments, and the vendor's get_exit_info(): since 5.16
  * the tracepoint passes (vcpu, isa) and get_exit_info() returns the
@@ -186,6 +187,7 @@ static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
 	return true;
 #endif
 }
+#endif /* CONFIG_X86 */
 
 /* ftrace callbacks: regs came straight as struct pt_regs before 5.11. */
 #ifdef KS_HAVE_FTRACE_REGS
@@ -194,6 +196,29 @@ static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
 #else
 #define ks_ftrace_regs		pt_regs
 #define ks_ftrace_get_regs(f)	(f)
+#endif
+
+/*
+ * What a callback reads the traced call's arguments from, and redirects
+ * the call with (ks_fargs_set_ip(), with FTRACE_OPS_FL_IPMODIFY).  With
+ * DYNAMIC_FTRACE_WITH_REGS (x86, arm64 6.1) an ops asks for the full
+ * pt_regs with FTRACE_OPS_FL_SAVE_REGS.  Kernels with only
+ * DYNAMIC_FTRACE_WITH_ARGS (arm64 from 6.5 on) refuse that flag (-EINVAL):
+ * there every callback gets the argument registers and the instruction
+ * pointer in struct ftrace_regs, through its accessors.
+ */
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+#define KS_FTRACE_OPS_FL_REGS	FTRACE_OPS_FL_SAVE_REGS
+#define ks_fargs		pt_regs
+#define ks_fargs_of(f)		ks_ftrace_get_regs(f)
+#define ks_fargs_arg(a, n)	regs_get_kernel_argument(a, n)
+#define ks_fargs_set_ip(a, ip)	instruction_pointer_set(a, ip)
+#else
+#define KS_FTRACE_OPS_FL_REGS	0
+#define ks_fargs		ftrace_regs
+#define ks_fargs_of(f)		(f)
+#define ks_fargs_arg(a, n)	ftrace_regs_get_argument(a, n)
+#define ks_fargs_set_ip(a, ip)	ftrace_regs_set_instruction_pointer(a, ip)
 #endif
 
 /*
