@@ -1,0 +1,71 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the arm64 smoke test's guest (tests/vm/arm64/smoke.sh): KVM's
+# own stats, then the module's in its default and its stats=all loads,
+# then KVM's own again after rmmod, and a clean kernel log.  Prints TAP
+# lines without a plan, then "# guest done"; the host counts them.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /bin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+
+tap() { # tap OK|FAIL DESCRIPTION [DETAIL]
+	if [ "$1" = OK ]; then echo "ok - $2${3:+ # $3}"; else echo "not ok - $2${3:+ # $3}"; fi
+}
+
+# No VM or vCPU state of the module left once the program's VMs are gone
+# (freed an RCU grace period after KVM destroys them).
+no_leak() {
+	local i v
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		v=$(cat /sys/module/kvm_statsfd/objects/vms)
+		[ "$v" = 0 ] && break
+		sleep 0.1
+	done
+	if [ "$v" = 0 ]; then
+		tap OK "$1: no VM state left"
+	else
+		tap FAIL "$1: no VM state left" "vms=$v"
+		ls -l /sys/module/kvm_statsfd/ /sys/module/kvm_statsfd/objects/ 2>&1 | sed 's/^/# /'
+	fi
+}
+
+load() {
+	if insmod /kvm_statsfd.ko "$@"; then
+		tap OK "insmod kvm_statsfd.ko $*"
+	else
+		tap FAIL "insmod kvm_statsfd.ko $*"
+		return 1
+	fi
+}
+
+unload() {
+	if rmmod kvm_statsfd; then tap OK "rmmod kvm_statsfd"; else tap FAIL "rmmod kvm_statsfd"; fi
+}
+
+[ -e /dev/kvm ] && tap OK "/dev/kvm exists" || tap FAIL "/dev/kvm exists"
+echo "# $(dmesg | grep -m1 -o 'kvm \[1\]: .*mode initialized.*')"
+/kvm_smoke native /tmp/native
+if load; then
+	/kvm_smoke module /tmp/native
+	no_leak "default groups"
+	unload
+fi
+if load stats=all; then
+	/kvm_smoke module /tmp/native
+	no_leak "stats=all"
+	unload
+fi
+/kvm_smoke native /tmp/native
+if dmesg | grep -E 'WARNING:|BUG:|Oops|Call trace:|Kernel panic|UBSAN|general protection' > /tmp/splat; then
+	tap FAIL "kernel log: no WARN, BUG or splat"
+	sed 's/^/# /' /tmp/splat
+else
+	tap OK "kernel log: no WARN, BUG or splat"
+fi
+dmesg | grep kvm_statsfd | sed 's/^/# /'
+echo "# guest done"
+poweroff -f
