@@ -135,9 +135,9 @@ create() {
 # headers and the amd64 kbuild they depend on, downloaded with the chroot's
 # apt and unpacked (not installed: the arm64 package depends on arm64 gcc
 # and kbuild) at their real paths; a stamp in the chroot's dpkg directory
-# says which.  Other releases' trees are removed, as in headers().
+# says which.  Older ABIs of the same series are removed, as in headers().
 cross_headers() {
-	local name=$1 rel=$2 dir=$3 stamp t0 pkgs deb
+	local name=$1 rel=$2 dir=$3 stamp t0 pkgs deb series
 	stamp="$dir/var/lib/dpkg/ks-headers-$rel"
 	[ -e "$stamp" ] && return 0
 	t0=$(date +%s)
@@ -157,8 +157,11 @@ cross_headers() {
 	run_in "$dir" sh -c 'cd /tmp/ks-debs && apt-get download -q "$@"' sh \
 		$pkgs >> "$CACHE/chroots/$name.apt.log" 2>&1 ||
 		{ tail -n 20 "$CACHE/chroots/$name.apt.log" >&2; return 1; }
-	rm -rf "$dir"/usr/src/linux-headers-* "$dir"/usr/lib/linux-kbuild-* \
-		"$dir"/var/lib/dpkg/ks-headers-*
+	# Older ABIs of the same series go (6.1.0-55 when 6.1.0-56 comes);
+	# other series (6.1 beside 6.12) stay.
+	series=$(echo "$rel" | sed 's/^\([0-9]*\.[0-9]*\.\).*/\1/')
+	rm -rf "$dir"/usr/src/linux-headers-"$series"* \
+		"$dir"/var/lib/dpkg/ks-headers-"$series"*
 	# Unpacked aside, then only /usr/src and the kbuild copied in: dpkg
 	# -x straight into the chroot would put a directory in place of its
 	# /lib link (the headers ship lib/modules/REL/build).
@@ -166,6 +169,7 @@ cross_headers() {
 		dpkg -x "$deb" "$dir/tmp/ks-debs/x"
 	done
 	cp -a "$dir/tmp/ks-debs/x/usr/src/." "$dir/usr/src/"
+	rm -rf "$dir"/usr/lib/"$(basename "$dir"/tmp/ks-debs/x/usr/lib/linux-kbuild-*)"
 	cp -a "$dir"/tmp/ks-debs/x/usr/lib/linux-kbuild-* "$dir/usr/lib/"
 	rm -rf "$dir/tmp/ks-debs"
 	checker_valid "$dir"
