@@ -59,6 +59,35 @@ if load stats=all; then
 	no_leak "stats=all"
 	unload
 fi
+# The ioctl route: KVM_GET_STATS_FD diverted at KVM's ioctl handlers.
+if load cross_process=1; then
+	[ -c /dev/kvm-statsfd ] && tap OK "/dev/kvm-statsfd exists" ||
+		tap FAIL "/dev/kvm-statsfd exists"
+	/kvm_smoke module /tmp/native
+	no_leak "cross_process=1"
+	unload
+fi
+# A stats fd outlives its VM's own fds and pins the module.
+if load; then
+	/kvm_smoke hold /tmp/native > /tmp/hold 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q '^# holding' /tmp/hold && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cat /tmp/hold
+	if rmmod kvm_statsfd 2>/dev/null; then
+		tap FAIL "rmmod refused while a stats fd is open"
+		load
+	else
+		tap OK "rmmod refused while a stats fd is open"
+	fi
+	kill "$pid"
+	wait "$pid"
+	no_leak "stats fds closed after their VM's fds"
+	unload
+fi
 /kvm_smoke native /tmp/native
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call trace:|Kernel panic|UBSAN|general protection' > /tmp/splat; then
 	tap FAIL "kernel log: no WARN, BUG or splat"

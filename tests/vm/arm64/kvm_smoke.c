@@ -11,6 +11,10 @@
  *   kvm_smoke module FILE      with the module: KVM's descriptors first,
  *                              as FILE has them, then the module's, with
  *                              exact counts of the work
+ *   kvm_smoke hold FILE        run the work, keep only the stats fds of
+ *                              the VM and the vCPU open (the VM's and the
+ *                              vCPU's own closed), say "# holding" and
+ *                              wait for a signal
  *
  * The work: a vCPU at EL1 with the MMU off reads a command from an MMIO
  * address with no memslot (a KVM_EXIT_MMIO read), writes it back to the
@@ -381,8 +385,9 @@ int main(int argc, char **argv)
 	struct vm v;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 3 || (strcmp(argv[1], "native") && strcmp(argv[1], "module"))) {
-		fprintf(stderr, "usage: kvm_smoke native|module FILE\n");
+	if (argc != 3 || (strcmp(argv[1], "native") && strcmp(argv[1], "module") &&
+			  strcmp(argv[1], "hold"))) {
+		fprintf(stderr, "usage: kvm_smoke native|module|hold FILE\n");
 		return 2;
 	}
 	module = !strcmp(argv[1], "module");
@@ -390,6 +395,19 @@ int main(int argc, char **argv)
 	if (kvm < 0)
 		die("/dev/kvm");
 	run_work(kvm, &v);
+	if (!strcmp(argv[1], "hold")) {
+		int fds[2];
+
+		for (k = 0; k < 2; k++)
+			fds[k] = ioctl(k ? v.vcpu : v.vm, KVM_GET_STATS_FD, 0);
+		check(fds[0] >= 0 && fds[1] >= 0, "stats fds to hold", NULL);
+		close(v.vcpu);
+		close(v.vm);
+		close(kvm);
+		printf("# holding\n");
+		pause();
+		return 0;
+	}
 	for (k = 0; k < 2; k++) {
 		int fd = ioctl(k ? v.vcpu : v.vm, KVM_GET_STATS_FD, 0);
 

@@ -65,12 +65,18 @@ cp "$here/init.sh" "$out/initrd/init"
 
 step "booting $rel under qemu-system-aarch64"
 rc=0
+t0=$(date +%s.%N)
+c0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
 timeout -k 5 300 qemu-system-aarch64 \
 	-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on \
 	-smp 2 -m 1024 -nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$root/boot/vmlinuz-$rel" -initrd "$out/initrd.gz" \
 	-append "console=ttyAMA0 panic=-1 oops=panic loglevel=4" \
 	< /dev/null > "$out/console.log" 2>&1 || rc=$?
+# What the boot cost: wall, and the CPU of qemu (a waited-for child).
+echo "# guest: $(echo "$(date +%s.%N) - $t0" | bc) s wall," \
+	"$(awk -v c0="$c0" -v hz="$(getconf CLK_TCK)" \
+		'{ printf "%.1f", ($14 + $15 + $16 + $17 - c0) / hz }' /proc/$$/stat) CPU-s"
 tr -d '\r' < "$out/console.log" > "$out/console.txt"
 if [ "$rc" = 0 ] && ! grep -q 'Kernel panic' "$out/console.txt"; then
 	tap OK "guest ran and powered off"
