@@ -52,6 +52,8 @@
  * kvm.ko has one (compat.h): bound at init, never to the vendor module.
  */
 DEFINE_STATIC_CALL_NULL(ks_exit_info, ks_exit_info_proto);
+/* What kvm.ko has of it, KS_KVM_EXIT_INFO_SYMBOL (compat.h). */
+static unsigned long ks_exit_info_addr __ro_after_init;
 
 static DEFINE_STATIC_KEY_FALSE(ks_svm);
 
@@ -492,9 +494,6 @@ const char *ks_exit_stat_name(void)
 	return ks_vendor_is_svm() ? KVM_STATSFD_EXIT_STAT_SVM :
 				    KVM_STATSFD_EXIT_STAT_VMX;
 }
-
-/* kvm.ko's way to the vendor's get_exit_info() (compat.h). */
-static unsigned long ks_exit_info_addr;
 
 int ks_arch_kvm_symbols_init(void)
 {

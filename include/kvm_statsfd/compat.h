@@ -153,7 +153,8 @@ void ks_exit_info_proto(struct kvm_vcpu *vcpu, u64 *info1, u64 *info2,
  * every call, as kvm.ko does.  A vendor module cannot go while a vCPU
  * exits: every VM holds it.
  *
- *   KS_KVM_EXIT_INFO_SYMBOL	what kvm_symbols.c finds in kvm.ko
+ *   KS_KVM_EXIT_INFO_SYMBOL	what probes_x86.c finds in kvm.ko
+ *				(ks_exit_info_addr)
  *   KS_KVM_EXIT_INFO_TEXT	and whether it is a function
  *   ks_exit_info_bind(addr)	once, at load, with what it found
  *   ks_exit_info_fn()		the function to call, on each exit
@@ -170,7 +171,7 @@ DECLARE_STATIC_CALL(ks_exit_info, ks_exit_info_proto);
 #define KS_KVM_EXIT_INFO_TEXT	false
 #define ks_exit_info_bind(addr)	do { } while (0)
 #define ks_exit_info_fn()						\
-	READ_ONCE(((struct kvm_x86_ops *)ks_kvm.exit_info)->get_exit_info)
+	READ_ONCE(((struct kvm_x86_ops *)ks_exit_info_addr)->get_exit_info)
 #endif
 
 /*
