@@ -8,11 +8,11 @@
  * kallsyms_lookup_name() is not exported; its address is what a kprobe
  * registered on it resolves (the kprobe is removed at once, never hit).
  * Everything it finds is in vmlinux, which cannot go away, so keeping the
- * addresses holds nothing that could be freed under us.  On architectures
- * with indirect-branch checks (x86 IBT, kCFI) calling through such an
- * address would be unsafe; this file is built only where KVM is built in,
- * which the supported kernels do only on arm64, without kernel BTI or kCFI
- * (GCC).
+ * addresses holds nothing that could be freed under us.  The calls
+ * through these addresses are indirect calls to the start of kernel
+ * functions, which branch target identification (BTI) allows; kCFI would
+ * reject them (their type hashes are unknown here), so a kernel built
+ * with it is refused at load.
  *
  * Data symbols resolve only with CONFIG_KALLSYMS_ALL (Debian's arm64 6.12
  * has it, 6.1 does not); tracepoints are found without it, by walking the
@@ -72,6 +72,10 @@ int ks_kvm_lookup_init(void)
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
 	int ret;
 
+	if (IS_ENABLED(CONFIG_CFI_CLANG)) {
+		pr_err("kernels with kCFI (CONFIG_CFI_CLANG) are not supported with KVM built in\n");
+		return -EOPNOTSUPP;
+	}
 	ret = register_kprobe(&kp);
 	if (ret) {
 		pr_err("cannot find kallsyms_lookup_name (kprobe: %d)\n", ret);
