@@ -18,7 +18,8 @@
  *
  * The work: a vCPU at EL1 with the MMU off reads a command from an MMIO
  * address with no memslot (a KVM_EXIT_MMIO read), writes it back to the
- * next word (an MMIO write), then makes that many HVCs (SMCCC function 0,
+ * next word (an MMIO write), reads an ID register and writes ACTLR_EL1
+ * (each a trapped system register access), then makes that many HVCs (SMCCC function 0,
  * answered in the kernel); 0 asks again, -1 ends with PSCI SYSTEM_OFF (an
  * HVC too, KVM_EXIT_SYSTEM_EVENT).  KVM's SMCCC handler writes x0-x3:
  * the guest keeps its state in x5 and x6.
@@ -48,6 +49,8 @@ asm(".pushsection .rodata.ks_guest, \"a\"\n"
     "	cmn x5, #1\n"
     "	b.eq 3f\n"
     "	str x5, [x6, #8]\n"		/* MMIO write: its echo */
+    "	mrs x4, id_aa64pfr0_el1\n"	/* system register read (HCR_EL2.TID3) */
+    "	msr actlr_el1, x4\n"		/* and write (TACR; KVM ignores it) */
     "	cbz x5, 1b\n"
     "2:	mov x0, #0\n"
     "	hvc #0\n"
@@ -72,8 +75,10 @@ static const uint64_t cmds[] = { 100, 50, 7, (uint64_t)-1 };
 #define WORK_READS	NR_CMDS
 #define WORK_WRITES	(NR_CMDS - 1)
 #define WORK_MMIO	(WORK_READS + WORK_WRITES)
+#define WORK_SYSREGS	(NR_CMDS - 1)	/* reads, and as many writes */
 
 #define EC_HVC64	0x16
+#define EC_SYS64	0x18
 #define EC_DABT_LOW	0x24
 #define KIND_TRAP	2
 #define NR_KINDS	5
@@ -348,6 +353,16 @@ static void check_module(struct stats *st)
 	      "%llu, traps %lld", (unsigned long long)ecs, (long long)traps);
 	v = stat_of(vc, "hvc_exits", 0);
 	check(v == WORK_HVCS, "hvc_exits is the work's HVCs", "%lld", (long long)v);
+	v = stat_of(vc, "exit_reasons_arm64", EC_SYS64);
+	check(v == 2 * (int64_t)WORK_SYSREGS,
+	      "exit_reasons_arm64[SYS64] is the work's system register accesses",
+	      "%lld, expected %zu", (long long)v, 2 * WORK_SYSREGS);
+	v = stat_of(vc, "sysreg_read_exits", 0);
+	check(v == (int64_t)WORK_SYSREGS, "sysreg_read_exits is the work's reads",
+	      "%lld", (long long)v);
+	v = stat_of(vc, "sysreg_write_exits", 0);
+	check(v == (int64_t)WORK_SYSREGS, "sysreg_write_exits is the work's writes",
+	      "%lld", (long long)v);
 	v = stat_of(vc, "mmio_reads", 0);
 	check(v == (int64_t)WORK_READS, "mmio_reads is the work's reads",
 	      "%lld, expected %zu", (long long)v, WORK_READS);
