@@ -9,14 +9,15 @@
 #
 # The bookworm-arm64 chroot is Debian 12 amd64 with the arm64 cross
 # compiler (gcc-aarch64-linux-gnu, the kernel's own aarch64-linux-gnu-gcc-12
-# 12.2.0): Debian 12 will not install it beside the host's gcc-multilib.
+# 12.2.0): Debian 12 will not install it beside the host's gcc-multilib;
+# sid-arm64 is the same for unstable's arm64 kernels.
 # Its arm64 headers come from its own apt too, unpacked at their real
 # /usr/src paths with the amd64 linux-kbuild (host fixdep and modpost), as
 # they would sit on an arm64 host; modules build with ARCH=arm64.
 #
 # usage: chroot.sh ensure NAME RELEASE
 #          create (once) and print the chroot of NAME (bullseye, sid,
-#          bookworm-arm64) with linux-headers-RELEASE installed and older
+#          bookworm-arm64, sid-arm64) with linux-headers-RELEASE installed and older
 #          headers purged
 #        chroot.sh build NAME RELEASE DIR [make args...]
 #          build the module whose Kbuild and sources are in DIR (symlinks
@@ -50,6 +51,9 @@ sources_of() {
 		echo "deb [arch=amd64,arm64] $MIRROR bookworm main"
 		echo "deb [arch=amd64,arm64] $MIRROR bookworm-updates main"
 		echo "deb [arch=amd64,arm64] $SECURITY bookworm-security main"
+		;;
+	sid-arm64)
+		echo "deb [arch=amd64,arm64 check-valid-until=no] $MIRROR sid main"
 		;;
 	*) echo "unknown build release '$1'" >&2; return 1 ;;
 	esac

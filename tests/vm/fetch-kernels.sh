@@ -15,6 +15,7 @@
 #   newest   unstable (sid)    sid's gcc           chroot sid
 #   6.12-arm64 12 (bookworm)   aarch64-linux-gnu-gcc-12  chroot bookworm-arm64
 #   6.1-arm64  12 (bookworm)   aarch64-linux-gnu-gcc-12  chroot bookworm-arm64
+#   newest-arm64 unstable (sid) sid's aarch64-linux-gnu-gcc  chroot sid-arm64
 #
 # The chroot builders install the headers with that release's apt inside
 # the chroot (tests/vm/chroot.sh), as DKMS would build on such a host.  The
@@ -60,6 +61,7 @@ builder_of() {
 	case "$1" in
 	5.10) echo "chroot bullseye" ;;
 	newest) echo "chroot sid" ;;
+	newest-arm64) echo "chroot sid-arm64" ;;
 	*-arm64) echo "chroot bookworm-arm64" ;;
 	*) echo host ;;
 	esac
@@ -92,6 +94,7 @@ papt_setup() {
 		deb [arch=amd64,arm64 signed-by=$KEYRING] $MIRROR bookworm main
 		deb [arch=amd64,arm64 signed-by=$KEYRING] $MIRROR bookworm-updates main
 		deb [arch=amd64,arm64 signed-by=$KEYRING] $SECURITY bookworm-security main
+		deb [arch=arm64 signed-by=$KEYRING check-valid-until=no] $MIRROR sid main
 		EOS
 	else
 		cat > "$d/etc/sources.list.new" <<-EOS
@@ -152,6 +155,7 @@ newest_release() {
 	newest) re='^linux-image-[0-9]+\.[0-9]+\.[0-9]+\+deb[0-9]+-amd64$' ;;
 	6.12-arm64) re='^linux-image-6\.12\.[0-9]+\+deb12-arm64$' ;;
 	6.1-arm64) re='^linux-image-6\.1\.0-[0-9]+-arm64$' ;;
+	newest-arm64) re='^linux-image-[0-9]+\.[0-9]+\.[0-9]+\+deb(1[3-9]|[2-9][0-9])-arm64$' ;;
 	*) echo "unknown kernel series '$1'" >&2; return 1 ;;
 	esac
 	apt_for "$1" apt-cache pkgnames linux-image- | grep -E "$re" |
@@ -163,6 +167,7 @@ series_of() {
 	6.1.0-*-rt-amd64) echo 6.1-rt ;;
 	6.1.0-*-arm64) echo 6.1-arm64 ;;
 	6.12.*+deb12-arm64) echo 6.12-arm64 ;;
+	*+deb1[3-9]-arm64 | *+deb[2-9][0-9]-arm64) echo newest-arm64 ;;
 	6.1.0-*) echo 6.1 ;;
 	6.12.*+deb12-*) echo 6.12 ;;
 	5.10.0-*) echo 5.10 ;;
@@ -178,10 +183,10 @@ packages_of() {
 	local s=$1 rel=$2 deps
 
 	echo "linux-image-$rel"
-	# The arm64 guest's userland (its arm64 lists name it plainly).
+	# The arm64 guest's userland.
 	[ "$(origin_of "$s")" != arm64 ] || echo busybox-static:arm64
 	apt_for "$s" apt-cache depends "linux-image-$rel" 2>/dev/null |
-		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\$/\\1/p"
+		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\\(:arm64\\)\\?\$/\\1/p"
 	[ "$(builder_of "$s")" = host ] || return 0
 	echo "linux-headers-$rel"
 	deps=$(apt_for "$s" apt-cache depends "linux-headers-$rel" 2>/dev/null |
