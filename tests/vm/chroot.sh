@@ -163,7 +163,8 @@ cross_headers() {
 		{ tail -n 20 "$CACHE/chroots/$name.apt.log" >&2; return 1; }
 	# Older ABIs of the same series go (6.1.0-55 when 6.1.0-56 comes);
 	# other series (6.1 beside 6.12) stay.
-	series=$(echo "$rel" | sed 's/^\([0-9]*\.[0-9]*\.\).*/\1/')
+	series=${rel#*.}
+	series=${rel%%.*}.${series%%[!0-9]*}.
 	rm -rf "$dir"/usr/src/linux-headers-"$series"* \
 		"$dir"/var/lib/dpkg/ks-headers-"$series"*
 	# Unpacked aside, then only /usr/src and the kbuild copied in: dpkg

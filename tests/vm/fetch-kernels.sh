@@ -227,7 +227,8 @@ normalise_root() {
 deb_of() {
 	local name=${1%%:*} arch=
 	[ "$name" = "$1" ] || arch=_${1#*:}
-	ls "$CACHE/debs/${name}_"*"$arch.deb" 2>/dev/null | sort -V | tail -n 1
+	find "$CACHE/debs" -maxdepth 1 -name "${name}_*$arch.deb" 2>/dev/null |
+		sort -V | tail -n 1
 }
 
 fetch_one() {

@@ -19,7 +19,6 @@ tap() { # tap OK|FAIL DESCRIPTION [DETAIL]
 # No VM or vCPU state of the module left once the program's VMs are gone
 # (freed an RCU grace period after KVM destroys them).
 no_leak() {
-	local i v
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		v=$(cat /sys/module/kvm_statsfd/objects/vms)
 		[ "$v" = 0 ] && break
@@ -29,7 +28,7 @@ no_leak() {
 		tap OK "$1: no VM state left"
 	else
 		tap FAIL "$1: no VM state left" "vms=$v"
-		ls -l /sys/module/kvm_statsfd/ /sys/module/kvm_statsfd/objects/ 2>&1 | sed 's/^/# /'
+		cat /sys/module/kvm_statsfd/objects/* 2>&1 | sed 's/^/# /'
 	fi
 }
 
@@ -46,7 +45,7 @@ unload() {
 	if rmmod kvm_statsfd; then tap OK "rmmod kvm_statsfd"; else tap FAIL "rmmod kvm_statsfd"; fi
 }
 
-[ -e /dev/kvm ] && tap OK "/dev/kvm exists" || tap FAIL "/dev/kvm exists"
+if [ -e /dev/kvm ]; then tap OK "/dev/kvm exists"; else tap FAIL "/dev/kvm exists"; fi
 echo "# $(dmesg | grep -m1 -o 'kvm \[1\]: .*mode initialized.*')"
 /kvm_smoke native /tmp/native
 if load; then
@@ -61,8 +60,11 @@ if load stats=all; then
 fi
 # The ioctl route: KVM_GET_STATS_FD diverted at KVM's ioctl handlers.
 if load cross_process=1; then
-	[ -c /dev/kvm-statsfd ] && tap OK "/dev/kvm-statsfd exists" ||
+	if [ -c /dev/kvm-statsfd ]; then
+		tap OK "/dev/kvm-statsfd exists"
+	else
 		tap FAIL "/dev/kvm-statsfd exists"
+	fi
 	/kvm_smoke module /tmp/native
 	no_leak "cross_process=1"
 	unload

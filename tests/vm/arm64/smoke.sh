@@ -15,7 +15,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=../lib.sh
+# shellcheck disable=SC1091 # lib.sh, checked on its own
 . "$here/../lib.sh"
 SERIES=${1:-6.12-arm64}
 CC_ARM64=${CC_ARM64:-clang --target=aarch64-linux-gnu}
@@ -91,7 +91,11 @@ while IFS= read -r line; do
 	"# "*) echo "$line" ;;
 	esac
 done < "$out/console.txt"
-grep -q '^# guest done$' "$out/console.txt" && tap OK "guest finished its tests" ||
-	{ tap FAIL "guest finished its tests"; tail -n 30 "$out/console.txt" | sed 's/^/# /'; }
+if grep -q '^# guest done$' "$out/console.txt"; then
+	tap OK "guest finished its tests"
+else
+	tap FAIL "guest finished its tests"
+	tail -n 30 "$out/console.txt" | sed 's/^/# /'
+fi
 echo "1..$n"
 [ "$fails" = 0 ]
