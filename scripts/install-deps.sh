@@ -25,12 +25,15 @@ set -euo pipefail
 # run-arm64) with clang, the arm64 cross libc and libgcc, binutils' arm64
 # ld, and qemu-user to run the tests: not gcc-aarch64-linux-gnu, which
 # Debian 12 will not install beside gcc-multilib (installing it removes
-# gcc-multilib).  dpkg-dev, debhelper, dh-dkms, pkgconf and lintian build
+# gcc-multilib).  qemu-system-arm (qemu-system-aarch64) boots Debian's
+# arm64 kernels with nested virtualisation for the arm64 module test
+# (tests/vm/arm64/smoke.sh), whose module builds in the bookworm-arm64
+# chroot with the cross gcc instead (tests/vm/chroot.sh).  dpkg-dev, debhelper, dh-dkms, pkgconf and lintian build
 # and check the Debian packages (debian/, tests/debian/test.sh); no
 # fakeroot: debian/control says Rules-Requires-Root: no.
 PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
-kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 perl
+kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
 libmicrohttpd-dev libyaml-dev libcrypt-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
 mmdebstrap debian-archive-keyring

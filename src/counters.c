@@ -399,7 +399,7 @@ struct ks_vcpu *ks_vm_vcpu_get(struct ks_vm *vm, struct kvm_vcpu *vcpu,
 		return NULL;
 	kv->vcpu = vcpu;
 	kv->kvm = vcpu->kvm;
-	kv->svm_vmcb = ks_svm_vmcb_ok(vcpu);
+	ks_vcpu_arch_init(kv, vcpu);
 	/* Guest time of an exit whose entry the probes did not see. */
 	kv->entry_ts = ks_clock();
 	old = xa_cmpxchg(&vm->vcpus, vcpu->vcpu_id, NULL, kv, gfp);

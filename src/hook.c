@@ -163,13 +163,13 @@ static int ks_check_ext_binary_stats(struct kvm *kvm, long ext)
 }
 
 /* Send the traced call in @regs to @handler, unless we are unloading. */
-static __always_inline void ks_divert(struct pt_regs *regs,
+static __always_inline void ks_divert(struct ks_fargs *regs,
 				      unsigned long handler)
 {
 	/* Unloading: let the kernel answer as it would without us. */
 	if (!try_module_get(THIS_MODULE))
 		return;
-	instruction_pointer_set(regs, handler);
+	ks_fargs_set_ip(regs, handler);
 }
 
 /* At anon_inode_getfile() and _fmode(): KVM's stats files only. */
@@ -177,12 +177,12 @@ static void notrace ks_getfile_entry(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *op,
 				     struct ks_ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	struct ks_fargs *regs = ks_fargs_of(fregs);
 	unsigned long fops;
 
 	if (unlikely(!regs))
 		return;
-	fops = regs_get_kernel_argument(regs, 1);
+	fops = ks_fargs_arg(regs, 1);
 	if (fops != (unsigned long)ks_kvm.vm_stats_fops &&
 	    fops != (unsigned long)ks_kvm.vcpu_stats_fops)
 		return;
@@ -201,12 +201,12 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *op,
 				   struct ks_ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	struct ks_fargs *regs = ks_fargs_of(fregs);
 	unsigned long arg;
 
 	if (unlikely(!regs))
 		return;
-	arg = regs_get_kernel_argument(regs, 1);
+	arg = ks_fargs_arg(regs, 1);
 	if (ip == ks_ioctl_ips[KS_IP_VM_IOCTL] &&
 	    (unsigned int)arg == KVM_GET_STATS_FD)
 		ks_divert(regs, (unsigned long)ks_vm_ioctl_get_stats_fd);
@@ -228,13 +228,13 @@ static void notrace ks_ioctl_entry(unsigned long ip, unsigned long parent_ip,
  */
 static struct ftrace_ops ks_getfile_ops = {
 	.func = ks_getfile_entry,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
+	.flags = KS_FTRACE_OPS_FL_REGS | FTRACE_OPS_FL_IPMODIFY |
 		 KS_FTRACE_OPS_FL_NO_GUARD,
 };
 
 static struct ftrace_ops ks_ioctl_ops = {
 	.func = ks_ioctl_entry,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
+	.flags = KS_FTRACE_OPS_FL_REGS | FTRACE_OPS_FL_IPMODIFY |
 		 KS_FTRACE_OPS_FL_NO_GUARD,
 };
 
@@ -245,15 +245,15 @@ static void notrace ks_destroy_entry(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *op,
 				     struct ks_ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ks_ftrace_get_regs(fregs);
+	struct ks_fargs *regs = ks_fargs_of(fregs);
 
 	if (likely(regs))
-		ks_vm_destroyed((struct kvm *)regs_get_kernel_argument(regs, 0));
+		ks_vm_destroyed((struct kvm *)ks_fargs_arg(regs, 0));
 }
 
 static struct ftrace_ops ks_destroy_ops = {
 	.func = ks_destroy_entry,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_RECURSION,
+	.flags = KS_FTRACE_OPS_FL_REGS | FTRACE_OPS_FL_RECURSION,
 };
 
 /*

@@ -15,7 +15,6 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/stddef.h>
-#include <asm/processor.h>
 
 #include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/kvm_statsfd.h>
@@ -43,19 +42,27 @@
 	KS_AT(ks_class_latency, cls[c].ns), KS_GRP_CLASS_LATENCY)
 #define KS_DIR(n, d) KS_CUMULATIVE(n, KS_AT(ks_io_msr, exits[d]), \
 	KS_GRP_IO_MSR)
+/* A linear histogram of @sz counts at word @word of the exit_reasons block. */
+#define KS_EXIT_EXTRA(n, word, sz) { .name = n, \
+	.offset = (word) * sizeof(u64), .size = sz, .bucket_size = 1, \
+	.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT, .agg = KS_AGG_SUM, \
+	.group = KS_GRP_EXIT_REASONS }
 
 /*
- * In enum ks_group order, each group's stats in the order of its block:
- * the served own block is then the counters block itself.
+ * The table is built at init (ks_defs_build()) from these parts and the
+ * architecture's stats (arch.h), in enum ks_group order, each group's
+ * stats in the order of its block: the served own block is then the
+ * counters block itself.
  */
-static struct ks_stat_def ks_defs[] = {
-	{
-		/* Name and size depend on the host's vendor: see init. */
-		.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
-		.bucket_size = 1,
-		.agg = KS_AGG_SUM,
-		.group = KS_GRP_EXIT_REASONS,
-	},
+static const struct ks_stat_def ks_exit_def = {
+	/* Name and size depend on the host: see init. */
+	.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
+	.bucket_size = 1,
+	.agg = KS_AGG_SUM,
+	.group = KS_GRP_EXIT_REASONS,
+};
+
+static const struct ks_stat_def ks_latency_defs[] = {
 	KS_NS_HIST("exit_latency_hist", KS_AT(ks_latency, hist), KS_GRP_LATENCY),
 	KS_NS_TOTAL("exit_latency_ns", KS_AT(ks_latency, ns), KS_GRP_LATENCY),
 	{
@@ -65,27 +72,17 @@ static struct ks_stat_def ks_defs[] = {
 		.group = KS_GRP_LATENCY,
 		.flags = KVM_STATS_TYPE_PEAK | KS_NS,
 	},
-	KS_CLASS_HIST("exit_latency_io_hist", KS_CLASS_IO),
-	KS_CLASS_TOTAL("exit_latency_io_ns", KS_CLASS_IO),
-	KS_CLASS_HIST("exit_latency_msr_hist", KS_CLASS_MSR),
-	KS_CLASS_TOTAL("exit_latency_msr_ns", KS_CLASS_MSR),
-	KS_CLASS_HIST("exit_latency_npf_hist", KS_CLASS_NPF),
-	KS_CLASS_TOTAL("exit_latency_npf_ns", KS_CLASS_NPF),
-	KS_CLASS_HIST("exit_latency_hlt_hist", KS_CLASS_HLT),
-	KS_CLASS_TOTAL("exit_latency_hlt_ns", KS_CLASS_HLT),
-	KS_CLASS_HIST("exit_latency_intr_hist", KS_CLASS_INTR),
-	KS_CLASS_TOTAL("exit_latency_intr_ns", KS_CLASS_INTR),
-	{
-		.name = "userspace_exits", .offset = KS_AT(ks_userspace, exits),
-		.group = KS_GRP_USERSPACE,
-		.size = KS_USER_EXIT_BUCKETS, .bucket_size = 1,
-		.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
-		.agg = KS_AGG_SUM,
-	},
-	KS_DIR("io_out_exits", KS_DIR_IO_OUT),
-	KS_DIR("io_in_exits", KS_DIR_IO_IN),
-	KS_DIR("msr_read_exits", KS_DIR_MSR_READ),
-	KS_DIR("msr_write_exits", KS_DIR_MSR_WRITE),
+};
+
+static const struct ks_stat_def ks_userspace_def = {
+	.name = "userspace_exits", .offset = KS_AT(ks_userspace, exits),
+	.group = KS_GRP_USERSPACE,
+	.size = KS_USER_EXIT_BUCKETS, .bucket_size = 1,
+	.flags = KVM_STATS_TYPE_LINEAR_HIST | KS_COUNT,
+	.agg = KS_AGG_SUM,
+};
+
+static const struct ks_stat_def ks_tail_defs[] = {
 	KS_CUMULATIVE("mmio_reads", KS_AT(ks_io_msr, mmio_reads), KS_GRP_IO_MSR),
 	KS_CUMULATIVE("mmio_writes", KS_AT(ks_io_msr, mmio_writes), KS_GRP_IO_MSR),
 	KS_NS_TOTAL("guest_ns", KS_AT(ks_guest_time, ns), KS_GRP_GUEST_TIME),
@@ -103,6 +100,42 @@ static struct ks_stat_def ks_defs[] = {
 		.group = KS_GRP_ALWAYS,
 	},
 };
+
+/* The architecture's names (arch.h), by class and by direction. */
+static const char *const ks_class_names[KS_NR_CLASSES][2] = KS_CLASS_STAT_NAMES;
+static const char *const ks_dir_names[KS_NR_DIRS] = KS_DIR_STAT_NAMES;
+
+#define KS_NR_DEFS	(1 + !!KS_EXIT_EXTRA_WORDS + ARRAY_SIZE(ks_latency_defs) + \
+			 2 * KS_NR_CLASSES + 1 + KS_NR_DIRS + \
+			 ARRAY_SIZE(ks_tail_defs))
+
+static struct ks_stat_def ks_defs[KS_NR_DEFS];
+
+static void ks_defs_build(void)
+{
+	unsigned int n = 0, i;
+
+	ks_defs[n] = ks_exit_def;
+	ks_defs[n].name = ks_exit_stat_name();
+	ks_defs[n++].size = ks_exit_buckets();
+	if (KS_EXIT_EXTRA_WORDS)
+		ks_defs[n++] = (struct ks_stat_def)
+			KS_EXIT_EXTRA(KS_EXIT_EXTRA_NAME, ks_exit_buckets(),
+				      KS_EXIT_EXTRA_WORDS);
+	for (i = 0; i < ARRAY_SIZE(ks_latency_defs); i++)
+		ks_defs[n++] = ks_latency_defs[i];
+	for (i = 0; i < KS_NR_CLASSES; i++) {
+		ks_defs[n++] = (struct ks_stat_def)
+			KS_CLASS_HIST(ks_class_names[i][0], i);
+		ks_defs[n++] = (struct ks_stat_def)
+			KS_CLASS_TOTAL(ks_class_names[i][1], i);
+	}
+	ks_defs[n++] = ks_userspace_def;
+	for (i = 0; i < KS_NR_DIRS; i++)
+		ks_defs[n++] = (struct ks_stat_def)KS_DIR(ks_dir_names[i], i);
+	for (i = 0; i < ARRAY_SIZE(ks_tail_defs); i++)
+		ks_defs[n++] = ks_tail_defs[i];
+}
 
 const struct ks_stat_def *ks_own_defs = ks_defs;
 unsigned int ks_nr_own_defs = ARRAY_SIZE(ks_defs);
@@ -193,29 +226,12 @@ int ks_groups_init(const char *list)
 	return 0;
 }
 
-bool ks_vendor_is_svm(void)
-{
-	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
-	       boot_cpu_data.x86_vendor == X86_VENDOR_HYGON;
-}
-
-unsigned int ks_exit_buckets(void)
-{
-	return ks_vendor_is_svm() ? KS_SVM_NR_BUCKETS : KS_VMX_NR_BUCKETS;
-}
-
-const char *ks_exit_stat_name(void)
-{
-	return ks_vendor_is_svm() ? KVM_STATSFD_EXIT_STAT_SVM :
-				    KVM_STATSFD_EXIT_STAT_VMX;
-}
-
 /* Bytes of @g's block in a vCPU's counters. */
 static u32 ks_group_size(enum ks_group g)
 {
 	switch (g) {
 	case KS_GRP_EXIT_REASONS:
-		return ks_exit_buckets() * sizeof(u64);
+		return (ks_exit_buckets() + KS_EXIT_EXTRA_WORDS) * sizeof(u64);
 	case KS_GRP_LATENCY:
 		return sizeof(struct ks_latency);
 	case KS_GRP_CLASS_LATENCY:
@@ -257,8 +273,7 @@ int ks_own_stats_init(void)
 	u32 off = 0, w, vm_words = 0;
 	unsigned int g, i, j;
 
-	ks_defs[0].name = ks_exit_stat_name();
-	ks_defs[0].size = ks_exit_buckets();
+	ks_defs_build();
 
 	for (g = 0; g < KS_NR_GROUPS; g++) {
 		if (!ks_group_enabled(g))

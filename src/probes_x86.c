@@ -52,6 +52,8 @@
  * kvm.ko has one (compat.h): bound at init, never to the vendor module.
  */
 DEFINE_STATIC_CALL_NULL(ks_exit_info, ks_exit_info_proto);
+/* What kvm.ko has of it, KS_KVM_EXIT_INFO_SYMBOL (compat.h). */
+static unsigned long ks_exit_info_addr __ro_after_init;
 
 static DEFINE_STATIC_KEY_FALSE(ks_svm);
 
@@ -244,7 +246,7 @@ static bool ks_svm_page(unsigned long va, unsigned long pa)
 	       __pa(va) == pa;
 }
 
-bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu)
+static bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu)
 {
 	unsigned long *head = (unsigned long *)ks_svm_vmcb_slot(vcpu);
 
@@ -256,6 +258,11 @@ bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu)
 		       virt_addr_valid((void *)head[0]);
 	/* 5.10: the one VMCB and its physical address. */
 	return ks_svm_page(head[0], head[1]);
+}
+
+void ks_vcpu_arch_init(struct ks_vcpu *kv, struct kvm_vcpu *vcpu)
+{
+	kv->arch.svm_vmcb = ks_svm_vmcb_ok(vcpu);
 }
 
 /*
@@ -320,7 +327,7 @@ static __always_inline void ks_exit(unsigned long set, struct kvm_vcpu *vcpu,
 	if (!ks_on(set, KS_GRP_EXIT_REASONS) && !ks_classify(set))
 		return;
 
-	if (ks_is_svm(set) && likely(kv->svm_vmcb)) {
+	if (ks_is_svm(set) && likely(kv->arch.svm_vmcb)) {
 		const struct vmcb_control_area *c = ks_svm_control(vcpu);
 
 		/* Read on every exit: cheaper than keeping where it is. */
@@ -471,6 +478,30 @@ static void ks_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 					    &kv->io->mmio_writes);
 }
 
+bool ks_vendor_is_svm(void)
+{
+	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
+	       boot_cpu_data.x86_vendor == X86_VENDOR_HYGON;
+}
+
+unsigned int ks_exit_buckets(void)
+{
+	return ks_vendor_is_svm() ? KS_SVM_NR_BUCKETS : KS_VMX_NR_BUCKETS;
+}
+
+const char *ks_exit_stat_name(void)
+{
+	return ks_vendor_is_svm() ? KVM_STATSFD_EXIT_STAT_SVM :
+				    KVM_STATSFD_EXIT_STAT_VMX;
+}
+
+int ks_arch_kvm_symbols_init(void)
+{
+	ks_exit_info_addr = ks_kvm_symbol(KS_KVM_EXIT_INFO_SYMBOL,
+					  KS_KVM_EXIT_INFO_TEXT);
+	return ks_exit_info_addr ? 0 : -ENOENT;
+}
+
 /* The exit classes of the vendor's exit codes. */
 static void ks_classes_init(bool svm)
 {
@@ -573,7 +604,7 @@ int ks_probes_init(void)
 		static_branch_enable(&ks_svm);
 	ks_classes_init(ks_vendor_is_svm());
 	ks_vmx_vmread_init();
-	ks_exit_info_bind(ks_kvm.exit_info);
+	ks_exit_info_bind(ks_exit_info_addr);
 
 	ks_probes[0].tp = ks_kvm.tp_exit;
 	ks_probes[1].tp = ks_kvm.tp_entry;

@@ -332,7 +332,8 @@ static loff_t ks_vcpu_stats_llseek(struct file *file, loff_t offset,
 
 /*
  * The vendor module (kvm_amd, kvm_intel) that KVM's VMs run on: kvm.ko
- * sets /dev/kvm's owner to it as it loads.  A stats file holds its VM, and
+ * sets /dev/kvm's owner to it as it loads (NULL, nothing to pin, where KVM
+ * is built into the kernel).  A stats file holds its VM, and
  * the VM's destruction runs the vendor's code, but KVM pins the vendor
  * module only through /dev/kvm and the VM's and vCPUs' own files (6.12 no
  * longer by the VM itself), which may all be closed before a stats file

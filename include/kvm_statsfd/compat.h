@@ -111,6 +111,7 @@ static inline void ks_vcpu_stats_id(const struct kvm_vcpu *vcpu, char *buf)
 }
 #endif
 
+#ifdef CONFIG_X86
 /*
  * kvm_exit's probe arguments, and the vendor's get_exit_info(): since 5.16
  * the tracepoint passes (vcpu, isa) and get_exit_info() returns the
@@ -152,7 +153,8 @@ void ks_exit_info_proto(struct kvm_vcpu *vcpu, u64 *info1, u64 *info2,
  * every call, as kvm.ko does.  A vendor module cannot go while a vCPU
  * exits: every VM holds it.
  *
- *   KS_KVM_EXIT_INFO_SYMBOL	what kvm_symbols.c finds in kvm.ko
+ *   KS_KVM_EXIT_INFO_SYMBOL	what probes_x86.c finds in kvm.ko
+ *				(ks_exit_info_addr)
  *   KS_KVM_EXIT_INFO_TEXT	and whether it is a function
  *   ks_exit_info_bind(addr)	once, at load, with what it found
  *   ks_exit_info_fn()		the function to call, on each exit
@@ -169,7 +171,7 @@ DECLARE_STATIC_CALL(ks_exit_info, ks_exit_info_proto);
 #define KS_KVM_EXIT_INFO_TEXT	false
 #define ks_exit_info_bind(addr)	do { } while (0)
 #define ks_exit_info_fn()						\
-	READ_ONCE(((struct kvm_x86_ops *)ks_kvm.exit_info)->get_exit_info)
+	READ_ONCE(((struct kvm_x86_ops *)ks_exit_info_addr)->get_exit_info)
 #endif
 
 /*
@@ -186,6 +188,7 @@ static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
 	return true;
 #endif
 }
+#endif /* CONFIG_X86 */
 
 /* ftrace callbacks: regs came straight as struct pt_regs before 5.11. */
 #ifdef KS_HAVE_FTRACE_REGS
@@ -194,6 +197,29 @@ static __always_inline bool ks_vmx_has_vmcs(const struct kvm_vcpu *vcpu)
 #else
 #define ks_ftrace_regs		pt_regs
 #define ks_ftrace_get_regs(f)	(f)
+#endif
+
+/*
+ * What a callback reads the traced call's arguments from, and redirects
+ * the call with (ks_fargs_set_ip(), with FTRACE_OPS_FL_IPMODIFY).  With
+ * DYNAMIC_FTRACE_WITH_REGS (x86, arm64 6.1) an ops asks for the full
+ * pt_regs with FTRACE_OPS_FL_SAVE_REGS.  Kernels with only
+ * DYNAMIC_FTRACE_WITH_ARGS (arm64 from 6.5 on) refuse that flag (-EINVAL):
+ * there every callback gets the argument registers and the instruction
+ * pointer in struct ftrace_regs, through its accessors.
+ */
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+#define KS_FTRACE_OPS_FL_REGS	FTRACE_OPS_FL_SAVE_REGS
+#define ks_fargs		pt_regs
+#define ks_fargs_of(f)		ks_ftrace_get_regs(f)
+#define ks_fargs_arg(a, n)	regs_get_kernel_argument(a, n)
+#define ks_fargs_set_ip(a, ip)	instruction_pointer_set(a, ip)
+#else
+#define KS_FTRACE_OPS_FL_REGS	0
+#define ks_fargs		ftrace_regs
+#define ks_fargs_of(f)		(f)
+#define ks_fargs_arg(a, n)	ftrace_regs_get_argument(a, n)
+#define ks_fargs_set_ip(a, ip)	ftrace_regs_set_instruction_pointer(a, ip)
 #endif
 
 /*

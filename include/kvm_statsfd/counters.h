@@ -22,22 +22,12 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include <kvm_statsfd/arch.h>
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/layout.h>
 
 /* Log2 histograms of nanoseconds: bucket 0 is [0, 1), bucket i [2^(i-1), 2^i). */
 #define KS_LAT_BUCKETS		32
-
-/* Exit classes with a latency histogram of their own. */
-enum ks_exit_class {
-	KS_CLASS_IO,		/* IO and MSR first: ks_probe_kvm_exit() */
-	KS_CLASS_MSR,
-	KS_CLASS_NPF,
-	KS_CLASS_HLT,
-	KS_CLASS_INTR,
-	KS_NR_CLASSES,
-	KS_CLASS_OTHER = KS_NR_CLASSES,	/* no histogram of its own */
-};
 
 /* KVM_EXIT_* reasons 0..47 by number, then "other". */
 #define KS_USER_EXIT_OTHER	48
@@ -68,19 +58,7 @@ struct ks_userspace {
 	u64 exits[KS_USER_EXIT_BUCKETS];
 };
 
-/*
- * I/O and MSR exits by class and direction: index 2 * class + bit, where
- * class is KS_CLASS_IO or KS_CLASS_MSR and bit is what SVM's exit_info_1
- * says in bit 0 for both (IN, WRITE).  Then MMIO.
- */
-enum ks_dir {
-	KS_DIR_IO_OUT,
-	KS_DIR_IO_IN,
-	KS_DIR_MSR_READ,
-	KS_DIR_MSR_WRITE,
-	KS_NR_DIRS,
-};
-
+/* The io_msr group: exits by direction (arch.h), then MMIO. */
 struct ks_io_msr {
 	u64 exits[KS_NR_DIRS];
 	u64 mmio_reads;
@@ -92,7 +70,10 @@ struct ks_guest_time {
 	u64 in_guest;
 };
 
-/* The exit-reason histogram is u64[ks_exit_buckets()]. */
+/*
+ * The exit_reasons group is u64[ks_exit_buckets() + KS_EXIT_EXTRA_WORDS]:
+ * the histogram, then what the architecture serves after it (arch.h).
+ */
 
 /* Byte offset of each enabled group in the counters block (own_stats.c). */
 extern u32 ks_grp_off[KS_NR_GROUPS] __ro_after_init;
@@ -122,23 +103,15 @@ struct ks_vcpu {
 	u32 exit_class;		/* enum ks_exit_class of that exit */
 	/* Exited the guest since the last return to userspace. */
 	bool in_run;
-	/* SVM: the probes read the exit from the VMCB (ks_svm_vmcb_ok()). */
-	bool svm_vmcb;
+	struct ks_vcpu_arch arch;	/* the probes' own (arch.h) */
 	u64 *reasons;			/* KS_GRP_EXIT_REASONS */
 	struct ks_io_msr *io;		/* KS_GRP_IO_MSR */
 
 	/*
-	 * get_exit_info()'s answers, written on every exit: here rather
-	 * than on the probe's stack, which would cost a stack canary.  Then
-	 * the time groups' counters.
+	 * The probes' state of the exit just taken (arch.h), then the time
+	 * groups' counters.
 	 */
-	struct {
-		u32 reason;
-		u32 intr_info;
-		u32 error_code;
-		u64 info1;
-		u64 info2;
-	} x ____cacheline_aligned;
+	struct ks_vcpu_exit x ____cacheline_aligned;
 	struct ks_latency *lat;			/* KS_GRP_LATENCY */
 	struct ks_class_latency *cls;		/* KS_GRP_CLASS_LATENCY */
 	struct ks_guest_time *guest;		/* KS_GRP_GUEST_TIME */
@@ -189,11 +162,8 @@ DECLARE_PER_CPU(struct ks_vcpu *, ks_last_vcpu);
 extern struct ks_vcpu ks_no_vcpu;
 
 struct ks_vcpu *ks_vcpu_of_slow(struct kvm_vcpu *vcpu);
-/*
- * @vcpu is kvm_amd's, whose VMCB the exit probe may read directly
- * (probes_x86.c); set once in a new vCPU state.
- */
-bool ks_svm_vmcb_ok(struct kvm_vcpu *vcpu);
+/* Set up the probes' own part of a new vCPU state (probes_<arch>.c). */
+void ks_vcpu_arch_init(struct ks_vcpu *kv, struct kvm_vcpu *vcpu);
 /*
  * The vCPU state @current has inside KVM_RUN, for probes that get no vCPU;
  * NULL when it has entered the guest with none since its last return to
@@ -255,22 +225,6 @@ static __always_inline struct ks_vcpu *ks_vcpu_of_current(void)
 		   READ_ONCE(kv->kvm)))
 		return kv;
 	return ks_vcpu_of_current_slow();
-}
-
-/*
- * Single-writer updates that readers may load concurrently: one x86
- * read-modify-write instruction each, so one whole store, never torn (the
- * module is x86-only).  WRITE_ONCE(*c, *c + 1) would say the same in
- * three instructions.
- */
-static __always_inline void ks_inc(u64 *counter)
-{
-	asm volatile("incq %0" : "+m" (*counter));
-}
-
-static __always_inline void ks_add(u64 *counter, u64 value)
-{
-	asm volatile("addq %1, %0" : "+m" (*counter) : "er" (value));
 }
 
 /* Sleepable lookups for the stats fd; allocate on first use. */

@@ -15,6 +15,8 @@
 #define KS_SVM_NR_BUCKETS	KVM_STATSFD_SVM_BUCKETS
 #define KS_VMX_OTHER		KVM_STATSFD_VMX_OTHER
 #define KS_VMX_NR_BUCKETS	KVM_STATSFD_VMX_BUCKETS
+#define KS_ARM64_EC_BUCKETS	KVM_STATSFD_ARM64_EC_BUCKETS
+#define KS_ARM64_KINDS		KVM_STATSFD_ARM64_KINDS
 
 static __always_inline u32 ks_svm_exit_index(u32 code)
 {
@@ -24,6 +26,11 @@ static __always_inline u32 ks_svm_exit_index(u32 code)
 static __always_inline u32 ks_vmx_exit_index(u32 reason)
 {
 	return kvm_statsfd_vmx_index(reason);
+}
+
+static __always_inline u32 ks_arm64_kind(u32 ret)
+{
+	return kvm_statsfd_arm64_kind(ret);
 }
 
 #endif /* _KVM_STATSFD_EXIT_REASONS_H */

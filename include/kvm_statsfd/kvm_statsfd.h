@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the module's parts offer each other: the pieces of kvm.ko found at
+ * What the module's parts offer each other: the pieces of KVM found at
  * load time, the ioctl hook, the probes and the stats file.
  */
 #ifndef _KVM_STATSFD_H
@@ -9,30 +9,41 @@
 #include <linux/kvm_host.h>
 #include <linux/types.h>
 
-/* Things inside kvm.ko that it does not export, found by kvm_symbols.c. */
+/*
+ * Things inside KVM (kvm.ko, or vmlinux where KVM is built in) that it does
+ * not export, found by kvm_symbols.c.
+ */
 struct ks_kvm_symbols {
 	unsigned long vm_ioctl;		/* kvm_vm_ioctl() */
 	unsigned long vcpu_ioctl;	/* kvm_vcpu_ioctl() */
 	unsigned long arch_destroy_vm;	/* kvm_arch_destroy_vm() */
 	/* KVM's own stats files' (5.14+, else NULL). */
 	const struct file_operations *vm_stats_fops, *vcpu_stats_fops;
-	/* /dev/kvm's, whose owner is the vendor module (kvm_amd, ...). */
+	/*
+	 * /dev/kvm's, whose owner is the vendor module (kvm_amd, ...), or
+	 * NULL where KVM is built in.
+	 */
 	const struct file_operations *chardev_ops;
 	/* A VM's and a vCPU's own files'. */
 	const struct file_operations *vm_fops, *vcpu_fops;
-	/* kvm.ko's way to the vendor's get_exit_info() (compat.h). */
-	unsigned long exit_info;
 	struct tracepoint *tp_exit, *tp_entry, *tp_userspace_exit, *tp_mmio;
 };
 
 extern struct ks_kvm_symbols ks_kvm;
 
 /*
- * Address of @name in kvm.ko's symbol table (a function if @text, else
- * data), 0 if it is missing or ambiguous (and then says so).
+ * Address of @name in KVM's symbols (a function if @text, else data), 0
+ * if it is missing or ambiguous (and then says so).  One implementation
+ * per way KVM is built: kvm_lookup_module.c, kvm_lookup_builtin.c.
  */
 unsigned long ks_kvm_symbol(const char *name, bool text);
+/* KVM's tracepoint @name ("kvm_exit"), NULL if missing (and says so). */
+struct tracepoint *ks_kvm_tracepoint(const char *name);
+/* Find KVM's symbol table, before the two above. */
+int ks_kvm_lookup_init(void);
 int ks_kvm_symbols_init(void);
+/* What the probes need of KVM beyond ks_kvm (probes_<arch>.c). */
+int ks_arch_kvm_symbols_init(void);
 
 /* cross_process=: stats fds for processes other than the VM's creator. */
 extern bool ks_cross_process;

@@ -115,8 +115,10 @@ extern bool ks_superset;
 extern const struct ks_stat_def *ks_own_defs;
 extern unsigned int ks_nr_own_defs;
 
-/* This host's vendor, and its exit-reason histogram (own_stats.c). */
-bool ks_vendor_is_svm(void);
+/*
+ * This host's exit-reason histogram (probes_<arch>.c): its buckets and its
+ * name; the exit_reasons group may serve more after it (arch.h).
+ */
 unsigned int ks_exit_buckets(void);
 const char *ks_exit_stat_name(void);
 
@@ -127,7 +129,7 @@ enum ks_aggregate ks_own_word_agg(u32 word);
 /* The served words that are not sums, in order; *@count of them. */
 const u32 *ks_own_special_words(u32 *count);
 
-/* Fill in the vendor-dependent parts of the own stats table. */
+/* Fill in the host-dependent parts of the own stats table. */
 int ks_own_stats_init(void);
 void ks_own_stats_exit(void);
 

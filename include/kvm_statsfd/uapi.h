@@ -58,6 +58,27 @@
 #define KVM_STATSFD_EXIT_STAT_SVM	"exit_reasons_svm"
 #define KVM_STATSFD_EXIT_STAT_VMX	"exit_reasons_vmx"
 
+/*
+ * arm64: exit_reasons_arm64 has one bucket per exception class, the EC
+ * field (bits 31:26) of ESR_EL2: its index is the class (0x16 HVC64, 0x18
+ * SYS64, 0x24 DABT_LOW, ...), with no "other" bucket.  It counts the exits
+ * that were traps (kind TRAP below); an interrupt's or an SError's exit
+ * has no class of its own.  exit_kinds_arm64 counts every exit by the
+ * kind KVM's world switch returns (ARM_EXCEPTION_*): 0 IRQ, 1 SError,
+ * 2 trap, 3 illegal exception return, 4 anything else; its sum is the
+ * number of exits.
+ */
+#define KVM_STATSFD_ARM64_EC_BUCKETS	64
+#define KVM_STATSFD_ARM64_KIND_IRQ	0
+#define KVM_STATSFD_ARM64_KIND_SERROR	1
+#define KVM_STATSFD_ARM64_KIND_TRAP	2
+#define KVM_STATSFD_ARM64_KIND_IL	3
+#define KVM_STATSFD_ARM64_KIND_OTHER	4
+#define KVM_STATSFD_ARM64_KINDS		5
+
+#define KVM_STATSFD_EXIT_STAT_ARM64	"exit_reasons_arm64"
+#define KVM_STATSFD_EXIT_KINDS_ARM64	"exit_kinds_arm64"
+
 /* Dense index of an SVM exit code: a byte load for the codes below 0x0b0. */
 static inline unsigned int kvm_statsfd_svm_index(unsigned int code)
 {
@@ -137,6 +158,14 @@ static inline long kvm_statsfd_svm_code(unsigned int index)
 static inline long kvm_statsfd_vmx_code(unsigned int index)
 {
 	return index < KVM_STATSFD_VMX_OTHER ? (long)index : -1;
+}
+
+/* The exit_kinds_arm64 bucket of kvm_exit's ret (the SError flag dropped). */
+static inline unsigned int kvm_statsfd_arm64_kind(unsigned int ret)
+{
+	ret &= ~(1U << 31);	/* ARM_EXIT_WITH_SERROR_BIT */
+	return ret < KVM_STATSFD_ARM64_KIND_OTHER ? ret :
+						    KVM_STATSFD_ARM64_KIND_OTHER;
 }
 
 #endif /* _KVM_STATSFD_UAPI_H */

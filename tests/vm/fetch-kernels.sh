@@ -13,14 +13,22 @@
 #   6.1-rt   12 (bookworm)     the host's gcc-12   host (headers in <root>)
 #   5.10     11 (bullseye)     gcc-10              chroot bullseye
 #   newest   unstable (sid)    sid's gcc           chroot sid
+#   6.12-arm64 12 (bookworm)   aarch64-linux-gnu-gcc-12  chroot bookworm-arm64
+#   6.1-arm64  12 (bookworm)   aarch64-linux-gnu-gcc-12  chroot bookworm-arm64
+#   newest-arm64 unstable (sid) sid's aarch64-linux-gnu-gcc  chroot sid-arm64
 #
 # The chroot builders install the headers with that release's apt inside
-# the chroot (tests/vm/chroot.sh), as DKMS would build on such a host.
+# the chroot (tests/vm/chroot.sh), as DKMS would build on such a host.  The
+# arm64 series are Debian's arm64 kernels (KVM built in), booted under
+# qemu-system-aarch64; their roots also hold busybox-static:arm64, unpacked
+# in <root>/userland, for the guest's initramfs.
 #
 # The newest ABI of each series is resolved with apt at run time, because the
 # archive drops old ABIs.  Bookworm's kernels come through the host's apt;
 # bullseye, bullseye-security and sid through a private apt configuration
-# under $CACHE/apt, so that the host's apt setup is not changed.  Override
+# under $CACHE/apt, and bookworm's arm64 packages through another under
+# $CACHE/apt-arm64, so that the host's apt setup (and its architectures)
+# is not changed.  Override
 # with KVM_STATSFD_KERNELS, a space-separated list of releases, e.g.
 # "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick series with SERIES
 # (default "6.1 6.12 6.1-rt").
@@ -35,6 +43,7 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 PAPT="$CACHE/apt"
+PAPT_ARM64="$CACHE/apt-arm64"
 log() { echo "  [kernels] $*" >&2; }
 
 # Where a series comes from: "host" (the host's apt, bookworm) or "extra"
@@ -42,6 +51,7 @@ log() { echo "  [kernels] $*" >&2; }
 origin_of() {
 	case "$1" in
 	5.10 | newest) echo extra ;;
+	*-arm64) echo arm64 ;;
 	*) echo host ;;
 	esac
 }
@@ -51,6 +61,8 @@ builder_of() {
 	case "$1" in
 	5.10) echo "chroot bullseye" ;;
 	newest) echo "chroot sid" ;;
+	newest-arm64) echo "chroot sid-arm64" ;;
+	*-arm64) echo "chroot bookworm-arm64" ;;
 	*) echo host ;;
 	esac
 }
@@ -59,48 +71,76 @@ builder_of() {
 # empty dpkg status, so that nothing of /etc/apt or /var/lib/apt is used.
 # sid's InRelease is often past its Valid-Until on the mirrors; the
 # signature is still checked.
+# papt_opts [DIR]: the options of the private configuration in DIR
+# (default $PAPT); the arm64 one also has arm64's lists.
 papt_opts() {
-	echo -o "Dir::Etc=$PAPT/etc" -o "Dir::State=$PAPT/state" \
-		-o "Dir::Cache=$PAPT/cache" -o "Dir::State::status=$PAPT/state/status" \
+	local d=${1:-$PAPT}
+	echo -o "Dir::Etc=$d/etc" -o "Dir::State=$d/state" \
+		-o "Dir::Cache=$d/cache" -o "Dir::State::status=$d/state/status" \
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root
+	[ "$d" != "$PAPT_ARM64" ] || echo -o APT::Architectures::=arm64
 }
 
+# papt_setup [DIR]: write DIR's sources and refresh its lists.
 papt_setup() {
-	local list="$PAPT/state/lists" fresh
-	mkdir -p "$PAPT/etc/sources.list.d" "$PAPT/etc/preferences.d" \
-		"$PAPT/etc/apt.conf.d" "$list/partial" "$PAPT/cache/archives/partial"
-	[ -f "$PAPT/state/status" ] || : > "$PAPT/state/status"
-	cat > "$PAPT/etc/sources.list.new" <<-EOS
-	deb [signed-by=$KEYRING] $MIRROR bullseye main
-	deb [signed-by=$KEYRING] $SECURITY bullseye-security main
-	deb [signed-by=$KEYRING check-valid-until=no] $MIRROR sid main
-	EOS
-	if ! cmp -s "$PAPT/etc/sources.list.new" "$PAPT/etc/sources.list"; then
-		mv "$PAPT/etc/sources.list.new" "$PAPT/etc/sources.list"
+	local d=${1:-$PAPT} list fresh
+	list="$d/state/lists"
+	mkdir -p "$d/etc/sources.list.d" "$d/etc/preferences.d" \
+		"$d/etc/apt.conf.d" "$list/partial" "$d/cache/archives/partial"
+	[ -f "$d/state/status" ] || : > "$d/state/status"
+	if [ "$d" = "$PAPT_ARM64" ]; then
+		# amd64 too: the arm64 headers' kbuild runs on the build host.
+		cat > "$d/etc/sources.list.new" <<-EOS
+		deb [arch=amd64,arm64 signed-by=$KEYRING] $MIRROR bookworm main
+		deb [arch=amd64,arm64 signed-by=$KEYRING] $MIRROR bookworm-updates main
+		deb [arch=amd64,arm64 signed-by=$KEYRING] $SECURITY bookworm-security main
+		deb [arch=arm64 signed-by=$KEYRING check-valid-until=no] $MIRROR sid main
+		EOS
+	else
+		cat > "$d/etc/sources.list.new" <<-EOS
+		deb [signed-by=$KEYRING] $MIRROR bullseye main
+		deb [signed-by=$KEYRING] $SECURITY bullseye-security main
+		deb [signed-by=$KEYRING check-valid-until=no] $MIRROR sid main
+		EOS
+	fi
+	if ! cmp -s "$d/etc/sources.list.new" "$d/etc/sources.list"; then
+		mv "$d/etc/sources.list.new" "$d/etc/sources.list"
 		rm -f "$list/.stamp"
 	else
-		rm -f "$PAPT/etc/sources.list.new"
+		rm -f "$d/etc/sources.list.new"
 	fi
 	# Refresh twice a day: the newest ABI of sid moves fast.
 	fresh=$(find "$list/.stamp" -mmin -720 2>/dev/null || true)
 	if [ -z "$fresh" ]; then
-		log "updating the private apt lists (bullseye, bullseye-security, sid)"
+		log "updating the private apt lists ($(awk '{ printf "%s%s", s, $(NF - 1); s = ", " }' "$d/etc/sources.list"))"
 		# shellcheck disable=SC2046
-		apt-get $(papt_opts) update -qq 2>&1 | grep -v unsandboxed >&2 || true
+		apt-get $(papt_opts "$d") update -qq 2>&1 | grep -v unsandboxed >&2 || true
 		touch "$list/.stamp"
 	fi
+}
+
+# Prepare the apt configuration a series comes from.
+origin_setup() {
+	case "$(origin_of "$1")" in
+	extra) papt_setup ;;
+	arm64) papt_setup "$PAPT_ARM64" ;;
+	*) ensure_apt_lists ;;
+	esac
 }
 
 # apt_for SERIES CMD ARGS...: apt-get/apt-cache with the series' origin.
 apt_for() {
 	local s=$1 cmd=$2
 	shift 2
-	if [ "$(origin_of "$s")" = extra ]; then
+	case "$(origin_of "$s")" in
+	extra)
 		# shellcheck disable=SC2046
-		"$cmd" $(papt_opts) "$@"
-	else
-		"$cmd" "$@"
-	fi
+		"$cmd" $(papt_opts) "$@" ;;
+	arm64)
+		# shellcheck disable=SC2046
+		"$cmd" $(papt_opts "$PAPT_ARM64") "$@" ;;
+	*) "$cmd" "$@" ;;
+	esac
 }
 
 # Newest release string of one series, e.g. 6.1 -> 6.1.0-56-amd64.
@@ -113,6 +153,9 @@ newest_release() {
 	5.10) re='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
 	# The private lists hold only bullseye and sid: sid's are +debNN.
 	newest) re='^linux-image-[0-9]+\.[0-9]+\.[0-9]+\+deb[0-9]+-amd64$' ;;
+	6.12-arm64) re='^linux-image-6\.12\.[0-9]+\+deb12-arm64$' ;;
+	6.1-arm64) re='^linux-image-6\.1\.0-[0-9]+-arm64$' ;;
+	newest-arm64) re='^linux-image-[0-9]+\.[0-9]+\.[0-9]+\+deb(1[3-9]|[2-9][0-9])-arm64$' ;;
 	*) echo "unknown kernel series '$1'" >&2; return 1 ;;
 	esac
 	apt_for "$1" apt-cache pkgnames linux-image- | grep -E "$re" |
@@ -122,6 +165,9 @@ newest_release() {
 series_of() {
 	case "$1" in
 	6.1.0-*-rt-amd64) echo 6.1-rt ;;
+	6.1.0-*-arm64) echo 6.1-arm64 ;;
+	6.12.*+deb12-arm64) echo 6.12-arm64 ;;
+	*+deb1[3-9]-arm64 | *+deb[2-9][0-9]-arm64) echo newest-arm64 ;;
 	6.1.0-*) echo 6.1 ;;
 	6.12.*+deb12-*) echo 6.12 ;;
 	5.10.0-*) echo 5.10 ;;
@@ -137,8 +183,10 @@ packages_of() {
 	local s=$1 rel=$2 deps
 
 	echo "linux-image-$rel"
+	# The arm64 guest's userland.
+	[ "$(origin_of "$s")" != arm64 ] || echo busybox-static:arm64
 	apt_for "$s" apt-cache depends "linux-image-$rel" 2>/dev/null |
-		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\$/\\1/p"
+		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\\(:arm64\\)\\?\$/\\1/p"
 	[ "$(builder_of "$s")" = host ] || return 0
 	echo "linux-headers-$rel"
 	deps=$(apt_for "$s" apt-cache depends "linux-headers-$rel" 2>/dev/null |
@@ -175,6 +223,14 @@ normalise_root() {
 		{ echo "no vmlinuz in the packages of $rel" >&2; return 1; }
 }
 
+# The cached .deb of PKG (NAME or NAME:ARCH), the newest if several.
+deb_of() {
+	local name=${1%%:*} arch=
+	[ "$name" = "$1" ] || arch=_${1#*:}
+	find "$CACHE/debs" -maxdepth 1 -name "${name}_*$arch.deb" 2>/dev/null |
+		sort -V | tail -n 1
+}
+
 fetch_one() {
 	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs
 
@@ -191,11 +247,11 @@ fetch_one() {
 	exec 7> "$debs/.lock"
 	flock 7
 	for pkg in $pkgs; do
-		if ! ls "$debs/${pkg}_"*.deb >/dev/null 2>&1; then
+		if [ -z "$(deb_of "$pkg")" ]; then
 			log "downloading $pkg"
 			(cd "$debs" && apt_for "$s" apt-get download -q "$pkg" 2>&1 |
 				grep -v -e '^Get:' -e 'unsandboxed' >&2 || true)
-			ls "$debs/${pkg}_"*.deb >/dev/null 2>&1 ||
+			[ -n "$(deb_of "$pkg")" ] ||
 				{ echo "download of $pkg failed" >&2; return 1; }
 		fi
 	done
@@ -204,7 +260,11 @@ fetch_one() {
 	rm -rf "$root.tmp"
 	mkdir -p "$root.tmp"
 	for pkg in $pkgs; do
-		dpkg -x "$(ls "$debs/${pkg}_"*.deb | sort -V | tail -n 1)" "$root.tmp"
+		if [ "$pkg" = busybox-static:arm64 ]; then
+			dpkg -x "$(deb_of "$pkg")" "$root.tmp/userland"
+			continue
+		fi
+		dpkg -x "$(deb_of "$pkg")" "$root.tmp"
 	done
 	if [ "$(builder_of "$s")" = host ]; then
 		# The arch headers' Makefile includes the common headers by
@@ -225,16 +285,12 @@ main() {
 	if [ -n "${KVM_STATSFD_KERNELS:-}" ]; then
 		for r in $KVM_STATSFD_KERNELS; do
 			s=$(series_of "$r")
-			[ "$(origin_of "$s")" = host ] || papt_setup
+			[ "$(origin_of "$s")" = host ] || origin_setup "$s"
 			pairs+=("$s $r")
 		done
 	else
 		for s in $SERIES; do
-			if [ "$(origin_of "$s")" = extra ]; then
-				papt_setup
-			else
-				ensure_apt_lists
-			fi
+			origin_setup "$s"
 			r=$(newest_release "$s")
 			[ -n "$r" ] || { echo "no kernel found for series $s" >&2; exit 1; }
 			pairs+=("$s $r")

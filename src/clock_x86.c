@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Choosing the exit path's clock (see include/kvm_statsfd/clock.h).
+ * Choosing the exit path's clock on x86 (see include/kvm_statsfd/clock.h).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
