@@ -518,6 +518,9 @@ rig_selftest() {
 	if [ -f "$dir/failed" ]; then
 		echo "not ok - [$name] rig self-test: $w: $(cat "$dir/failed")"
 		failed=$((failed + 1))
+	elif [ ! -d "$dir" ]; then
+		echo "not ok - [$name] rig self-test: $w run: no run directory"
+		failed=$((failed + 1))
 	elif "$TOP/tests/vm/judge.sh" "$dir" "[$name]" > "$dir/judge.tap"; then
 		echo "not ok - [$name] rig self-test: $w run was judged a pass"
 		failed=$((failed + 1))
@@ -546,9 +549,13 @@ for l in "${LANE_LIST[@]}"; do
 			failed=$((failed + 1))
 			continue
 		fi
-		if [ "$name" = "$WARN_LANE" ]; then
-			"$TOP/tests/vm/split-segments.sh" "$out/tests" \
-				warn-nopanic="$out/warn-nopanic" warn="$out/warn"
+		if [ "$name" = "$WARN_LANE" ] &&
+			! "$TOP/tests/vm/split-segments.sh" "$out/tests" \
+				warn-nopanic="$out/warn-nopanic" warn="$out/warn" \
+				2> "$out/split.err"; then
+			echo "not ok - [$name] the boot's three runs cut apart (split-segments.sh)"
+			sed 's/^/#   /' "$out/split.err"
+			failed=$((failed + 1))
 		fi
 		"$TOP/tests/vm/judge.sh" "$out/tests" "[$name]" "$s"
 		count "$out/tests/counts"

@@ -13,8 +13,11 @@
 # the segment NAME: its part of the report and of the console, and the
 # run's nonce, qemu.log and judge-from-init, as judge.sh reads a run
 # directory.  A segment the guest never reached gets an empty report, which
-# the judge fails like a guest that died.
-set -euo pipefail
+# the judge fails like a guest that died.  (No pipes here: an awk that
+# stops reading early made its writer's EPIPE fail a pipefail run.)
+set -eu
+# Never silent: a failure says where (the lanes report it).
+trap 'echo "split-segments.sh: line $LINENO failed (status $?)" >&2' ERR
 
 run=$1
 shift
@@ -30,18 +33,19 @@ done
 # the next line holding END whose text was not seen before (a panic may
 # replay the kernel log, earlier markers included).
 cut_lines() {
-	tr -d '\r' < "$1" | awk -v s="$2" -v e="$3" '
+	awk -v s="$2" -v e="$3" '
 		function holds(l, m,  i) {
 			i = index(l, m)
 			return i && (i + length(m) > length(l) ||
 				     substr(l, i + length(m), 1) == " ")
 		}
+		{ sub(/\r$/, "") }
 		!on && (s == "" || holds($0, s)) { on = NR }
 		e != "" && index($0, e) {
 			if (on && (s == "" || NR > on) && !seen[$0]) exit
 			seen[$0] = 1
 		}
-		on { print }'
+		on { print }' "$1"
 }
 
 # The markers of the console (kernel log) and of the report.

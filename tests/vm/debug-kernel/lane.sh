@@ -74,7 +74,11 @@ step "[$SERIES] rig self-test: each detector must fail the run"
 # its own cost about 30 s to init.
 "$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd-detect.gz" "$out/detect" \
 	detect panic_on_warn=0
-"$TOP/tests/vm/split-segments.sh" "$out/detect" detect-bug="$out/detect-bug"
+if ! "$TOP/tests/vm/split-segments.sh" "$out/detect" \
+	detect-bug="$out/detect-bug" 2> "$out/split.err"; then
+	lane_tap 0 "the detector boot's two runs cut apart (split-segments.sh)"
+	sed 's/^/#   /' "$out/split.err"
+fi
 step "[$SERIES] guest runs finished"
 
 # The manifest's programs, case counts and expected skips hold here too.
