@@ -12,9 +12,10 @@
  * same VM or vCPU and returns it straight to KVM.  KVM then does for our
  * file what it does for its own: it takes the reference on the VM that the
  * file's release drops, and installs the fd.  KVM's checks (the VM's
- * creator only, no dead VM) have run before.  None of KVM's functions is
- * traced: a KVM_RUN, like every other ioctl, passes no code of ours, and
- * a livepatch of KVM's ioctl handlers can load.  Every anon_inode_getfile()
+ * creator only, no dead VM) have run before.  No KVM function on an
+ * ioctl's path is traced (only kvm_arch_destroy_vm(), below): a KVM_RUN,
+ * like every other ioctl, passes no code of ours, and a livepatch of
+ * KVM's ioctl handlers can load.  Every anon_inode_getfile()
  * on the host passes the callback, a compare of one argument.
  *
  * Where the module brings the ioctl itself (before 5.14), or answers
