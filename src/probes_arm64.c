@@ -47,6 +47,7 @@
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
+#include <kvm_statsfd/probes.h>
 
 /* kvm_mmio's type argument (include/trace/events/kvm.h). */
 #define KS_TRACE_MMIO_READ_UNSATISFIED	0
@@ -55,20 +56,7 @@
 /* Exit class of each exception class, for trap exits. */
 static u8 ks_class_of[KS_ARM64_EC_BUCKETS] __ro_after_init;
 
-/*
- * Each probe body below is compiled for a set of groups @set: a constant
- * mask, for the loads that matter most (every group, the default groups,
- * the counting groups), where the compiler drops what is off and no static
- * branch is left; or KS_SET_LOAD, where each group is a static branch
- * patched at load.
- */
-#define KS_SET_LOAD		0UL
-#define KS_SET_ALL		GENMASK(KS_NR_GROUPS - 1, 0)
-#define KS_SET_COUNTING		(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
-				 BIT(KS_GRP_USERSPACE))
-#define KS_TIME_GROUPS		(BIT(KS_GRP_LATENCY) | \
-				 BIT(KS_GRP_CLASS_LATENCY) | \
-				 BIT(KS_GRP_GUEST_TIME))
+/* The probe bodies below are compiled for a set of groups (probes.h). */
 
 static __always_inline bool ks_on(unsigned long set, enum ks_group g)
 {
@@ -378,90 +366,24 @@ static void ks_classes_init(void)
 		ks_class_of[map[i].ec] = map[i].cls;
 }
 
-/* The groups this load serves, as a mask of enum ks_group. */
-static unsigned long ks_load_set(void)
+void ks_probes_arch_init(unsigned long set, struct ks_probe_funcs *f)
 {
-	unsigned long set = 0;
-	unsigned int g;
-
-	for (g = 0; g < KS_NR_GROUPS; g++)
-		if (ks_group_enabled(g))
-			set |= BIT(g);
-	return set;
-}
-
-struct ks_probe {
-	struct tracepoint *tp;
-	void *func;
-	bool needed;
-};
-
-/*
- * Attached last to first and detached first to last: kvm_exit's probe
- * marks a vCPU thread in a KVM_RUN, which kvm_userspace_exit's clears, so
- * the clearing one must be there for every exit the marking one sees.
- */
-static struct ks_probe ks_probes[] = {
-	{ NULL, ks_probe_kvm_exit },
-	{ NULL, ks_probe_kvm_entry },
-	{ NULL, ks_probe_kvm_userspace_exit },
-	{ NULL, ks_probe_kvm_mmio },
-};
-
-/* Detach the probes from @first on, kvm_exit's first. */
-static void ks_probes_detach(int first)
-{
-	int i;
-
-	for (i = first; i < ARRAY_SIZE(ks_probes); i++)
-		if (ks_probes[i].needed)
-			tracepoint_probe_unregister(ks_probes[i].tp,
-						    ks_probes[i].func, NULL);
-	/* No probe may still be running when the counters go. */
-	tracepoint_synchronize_unregister();
-}
-
-int ks_probes_init(void)
-{
-	unsigned long set = ks_load_set();
-	int i, ret = 0;
-
 	ks_classes_init();
-	ks_probes[0].tp = ks_kvm.tp_exit;
-	ks_probes[1].tp = ks_kvm.tp_entry;
-	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
-	ks_probes[3].tp = ks_kvm.tp_mmio;
+
+	*f = (struct ks_probe_funcs){
+		.exit = ks_probe_kvm_exit,
+		.entry = ks_probe_kvm_entry,
+		.userspace_exit = ks_probe_kvm_userspace_exit,
+		.mmio = ks_probe_kvm_mmio,
+	};
 	/* The probes compiled for exactly this load's groups, if any. */
 	if (set == KS_SET_ALL) {
-		ks_probes[0].func = ks_probe_kvm_exit_all;
-		ks_probes[1].func = ks_probe_kvm_entry_all;
+		f->exit = ks_probe_kvm_exit_all;
+		f->entry = ks_probe_kvm_entry_all;
 	} else if (set == KS_DEFAULT_GROUPS) {
-		ks_probes[0].func = ks_probe_kvm_exit_default;
-		ks_probes[1].func = ks_probe_kvm_entry_default;
+		f->exit = ks_probe_kvm_exit_default;
+		f->entry = ks_probe_kvm_entry_default;
 	} else if (set == KS_SET_COUNTING) {
-		ks_probes[0].func = ks_probe_kvm_exit_counting;
+		f->exit = ks_probe_kvm_exit_counting;
 	}
-	ks_probes[0].needed = set != 0;
-	ks_probes[1].needed = set & KS_TIME_GROUPS;
-	ks_probes[2].needed = set & (KS_TIME_GROUPS | BIT(KS_GRP_USERSPACE));
-	ks_probes[3].needed = set & BIT(KS_GRP_IO_MSR);
-
-	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--) {
-		if (!ks_probes[i].needed)
-			continue;
-		ret = tracepoint_probe_register(ks_probes[i].tp,
-						ks_probes[i].func, NULL);
-		if (ret) {
-			pr_err("cannot attach to tracepoint %s: %d\n",
-			       ks_probes[i].tp->name, ret);
-			ks_probes_detach(i + 1);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-void ks_probes_exit(void)
-{
-	ks_probes_detach(0);
 }

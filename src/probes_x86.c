@@ -42,6 +42,7 @@
 #include <kvm_statsfd/exit_reasons.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
+#include <kvm_statsfd/probes.h>
 
 /* kvm_mmio's type argument (include/trace/events/kvm.h). */
 #define KS_TRACE_MMIO_READ	1
@@ -61,24 +62,13 @@ static DEFINE_STATIC_KEY_FALSE(ks_svm);
 static u8 ks_class_of[KS_SVM_NR_BUCKETS] __ro_after_init;
 
 /*
- * Each probe body below is compiled for a set of groups @set: a constant
- * mask, for the loads that matter most (every group, the default groups,
- * the counting groups), where the compiler drops what is off and no static
- * branch is left; or KS_SET_LOAD, where each group is a static branch
- * patched at load.
+ * The probe bodies below are compiled for a set of groups (probes.h); on
+ * x86 a constant set may also fix the vendor ...
  */
-#define KS_SET_LOAD		0UL
-#define KS_SET_ALL		GENMASK(KS_NR_GROUPS - 1, 0)
-/* A constant set may also fix the vendor. */
 #define KS_SET_SVM		BIT(KS_NR_GROUPS)
 #define KS_SET_VMX		BIT(KS_NR_GROUPS + 1)
 /* ... and the clock: the TSC (else the static branch of clock.h). */
 #define KS_SET_TSC		BIT(KS_NR_GROUPS + 2)
-#define KS_SET_COUNTING		(BIT(KS_GRP_EXIT_REASONS) | BIT(KS_GRP_IO_MSR) | \
-				 BIT(KS_GRP_USERSPACE))
-#define KS_TIME_GROUPS		(BIT(KS_GRP_LATENCY) | \
-				 BIT(KS_GRP_CLASS_LATENCY) | \
-				 BIT(KS_GRP_GUEST_TIME))
 
 static __always_inline bool ks_on(unsigned long set, enum ks_group g)
 {
@@ -551,101 +541,31 @@ static void ks_vmx_vmread_init(void)
 	pr_info("exit reasons: VMREAD\n");
 }
 
-/* The groups this load serves, as a mask of enum ks_group. */
-static unsigned long ks_load_set(void)
+void ks_probes_arch_init(unsigned long set, struct ks_probe_funcs *f)
 {
-	unsigned long set = 0;
-	unsigned int g;
-
-	for (g = 0; g < KS_NR_GROUPS; g++)
-		if (ks_group_enabled(g))
-			set |= BIT(g);
-	return set;
-}
-
-struct ks_probe {
-	struct tracepoint *tp;
-	void *func;
-	bool needed;
-};
-
-/*
- * Tracepoints found in kvm.ko at init (kvm_symbols.c).  Attached last to
- * first and detached first to last: kvm_exit's probe marks a vCPU thread
- * in a KVM_RUN, which kvm_userspace_exit's clears, so the clearing one
- * must be there for every exit the marking one sees.
- */
-static struct ks_probe ks_probes[] = {
-	{ NULL, ks_probe_kvm_exit },
-	{ NULL, ks_probe_kvm_entry },
-	{ NULL, ks_probe_kvm_userspace_exit },
-	{ NULL, ks_probe_kvm_mmio },
-};
-
-/* Detach the probes from @first on, kvm_exit's first. */
-static void ks_probes_detach(int first)
-{
-	int i;
-
-	for (i = first; i < ARRAY_SIZE(ks_probes); i++)
-		if (ks_probes[i].needed)
-			tracepoint_probe_unregister(ks_probes[i].tp,
-						    ks_probes[i].func, NULL);
-	/* No probe may still be running when the counters go. */
-	tracepoint_synchronize_unregister();
-}
-
-int ks_probes_init(void)
-{
-	unsigned long set = ks_load_set();
-	int i, ret = 0;
-
 	if (ks_vendor_is_svm())
 		static_branch_enable(&ks_svm);
 	ks_classes_init(ks_vendor_is_svm());
 	ks_vmx_vmread_init();
 	ks_exit_info_bind(ks_exit_info_addr);
 
-	ks_probes[0].tp = ks_kvm.tp_exit;
-	ks_probes[1].tp = ks_kvm.tp_entry;
-	ks_probes[2].tp = ks_kvm.tp_userspace_exit;
-	ks_probes[3].tp = ks_kvm.tp_mmio;
+	*f = (struct ks_probe_funcs){
+		.exit = ks_probe_kvm_exit,
+		.entry = ks_probe_kvm_entry,
+		.userspace_exit = ks_probe_kvm_userspace_exit,
+		.mmio = ks_probe_kvm_mmio,
+	};
 	/* The probes compiled for exactly this load's groups, if any. */
 	if (set == KS_SET_ALL && static_key_enabled(&ks_clock_tsc)) {
-		ks_probes[0].func = ks_vendor_is_svm() ? ks_probe_kvm_exit_all_svm_tsc :
-							 ks_probe_kvm_exit_all_vmx_tsc;
-		ks_probes[1].func = ks_probe_kvm_entry_all_tsc;
+		f->exit = ks_vendor_is_svm() ? ks_probe_kvm_exit_all_svm_tsc :
+					       ks_probe_kvm_exit_all_vmx_tsc;
+		f->entry = ks_probe_kvm_entry_all_tsc;
 	} else if (set == KS_DEFAULT_GROUPS && static_key_enabled(&ks_clock_tsc)) {
-		ks_probes[0].func = ks_vendor_is_svm() ?
-				    ks_probe_kvm_exit_default_svm_tsc :
-				    ks_probe_kvm_exit_default_vmx_tsc;
-		ks_probes[1].func = ks_probe_kvm_entry_default_tsc;
+		f->exit = ks_vendor_is_svm() ? ks_probe_kvm_exit_default_svm_tsc :
+					       ks_probe_kvm_exit_default_vmx_tsc;
+		f->entry = ks_probe_kvm_entry_default_tsc;
 	} else if (set == KS_SET_COUNTING) {
-		ks_probes[0].func = ks_vendor_is_svm() ?
-				    ks_probe_kvm_exit_counting_svm :
-				    ks_probe_kvm_exit_counting_vmx;
+		f->exit = ks_vendor_is_svm() ? ks_probe_kvm_exit_counting_svm :
+					       ks_probe_kvm_exit_counting_vmx;
 	}
-	ks_probes[0].needed = set != 0;
-	ks_probes[1].needed = set & KS_TIME_GROUPS;
-	ks_probes[2].needed = set & (KS_TIME_GROUPS | BIT(KS_GRP_USERSPACE));
-	ks_probes[3].needed = set & BIT(KS_GRP_IO_MSR);
-
-	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--) {
-		if (!ks_probes[i].needed)
-			continue;
-		ret = tracepoint_probe_register(ks_probes[i].tp,
-						ks_probes[i].func, NULL);
-		if (ret) {
-			pr_err("cannot attach to tracepoint %s: %d\n",
-			       ks_probes[i].tp->name, ret);
-			ks_probes_detach(i + 1);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-void ks_probes_exit(void)
-{
-	ks_probes_detach(0);
 }
