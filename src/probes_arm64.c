@@ -58,47 +58,6 @@ static u8 ks_class_of[KS_ARM64_EC_BUCKETS] __ro_after_init;
 
 /* The probe bodies below are compiled for a set of groups (probes.h). */
 
-static __always_inline bool ks_on(unsigned long set, enum ks_group g)
-{
-	return set ? set & BIT(g) : ks_group_active(g);
-}
-
-/* Something reads the clock on the exit path. */
-static __always_inline bool ks_timed(unsigned long set)
-{
-	return set ? set & KS_TIME_GROUPS : static_branch_likely(&ks_clock_on);
-}
-
-/* The exit's class is needed: for latency, or for the direction counts. */
-static __always_inline bool ks_classify(unsigned long set)
-{
-	return ks_on(set, KS_GRP_IO_MSR) || ks_on(set, KS_GRP_LATENCY) ||
-	       ks_on(set, KS_GRP_CLASS_LATENCY);
-}
-
-/* Exit latencies are measured: an exit's time is kept until it is handled. */
-static __always_inline bool ks_lat_timed(unsigned long set)
-{
-	return ks_on(set, KS_GRP_LATENCY) || ks_on(set, KS_GRP_CLASS_LATENCY);
-}
-
-/* The userspace exit probe will look for this thread's vCPU. */
-static __always_inline bool ks_tracks_run(unsigned long set)
-{
-	return ks_on(set, KS_GRP_USERSPACE) || ks_timed(set);
-}
-
-/*
- * The log2 bucket of @ns: 0 for 0, i for [2^(i-1), 2^i), the last one for
- * the rest.  __fls(2 * ns + 1) is fls64(ns) with no special case for 0.
- */
-static __always_inline unsigned long ks_log_bucket(u64 ns)
-{
-	unsigned long i = __fls(2 * ns + 1);
-
-	return i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1;
-}
-
 /*
  * The exit @kv last took was handled at @now: one latency sample, in its
  * class's histogram and, unless it is a WFI or WFE (the time the vCPU

@@ -70,11 +70,6 @@ static u8 ks_class_of[KS_SVM_NR_BUCKETS] __ro_after_init;
 /* ... and the clock: the TSC (else the static branch of clock.h). */
 #define KS_SET_TSC		BIT(KS_NR_GROUPS + 2)
 
-static __always_inline bool ks_on(unsigned long set, enum ks_group g)
-{
-	return set ? set & BIT(g) : ks_group_active(g);
-}
-
 static __always_inline bool ks_is_svm(unsigned long set)
 {
 	if (set & KS_SET_SVM)
@@ -94,42 +89,6 @@ static __always_inline u64 ks_ns(unsigned long set, u64 now, u64 then)
 {
 	return set & KS_SET_TSC ? ks_tsc_clock_ns(now, then) :
 				  ks_clock_ns(now, then);
-}
-
-/* Something reads the clock on the exit path. */
-static __always_inline bool ks_timed(unsigned long set)
-{
-	return set ? set & KS_TIME_GROUPS : static_branch_likely(&ks_clock_on);
-}
-
-/* The exit's class is needed: for latency, or for I/O and MSR counts. */
-static __always_inline bool ks_classify(unsigned long set)
-{
-	return ks_on(set, KS_GRP_IO_MSR) || ks_on(set, KS_GRP_LATENCY) ||
-	       ks_on(set, KS_GRP_CLASS_LATENCY);
-}
-
-/* Exit latencies are measured: an exit's time is kept until it is handled. */
-static __always_inline bool ks_lat_timed(unsigned long set)
-{
-	return ks_on(set, KS_GRP_LATENCY) || ks_on(set, KS_GRP_CLASS_LATENCY);
-}
-
-/* The userspace exit probe will look for this thread's vCPU. */
-static __always_inline bool ks_tracks_run(unsigned long set)
-{
-	return ks_on(set, KS_GRP_USERSPACE) || ks_timed(set);
-}
-
-/*
- * The log2 bucket of @ns: 0 for 0, i for [2^(i-1), 2^i), the last one for
- * the rest.  __fls(2 * ns + 1) is fls64(ns) with no special case for 0.
- */
-static __always_inline unsigned long ks_log_bucket(u64 ns)
-{
-	unsigned long i = __fls(2 * ns + 1);
-
-	return i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1;
 }
 
 /*

@@ -7,8 +7,11 @@
 #ifndef _KVM_STATSFD_PROBES_H
 #define _KVM_STATSFD_PROBES_H
 
-#include <linux/bits.h>
+#include <linux/bitops.h>
+#include <linux/jump_label.h>
+#include <linux/types.h>
 
+#include <kvm_statsfd/counters.h>
 #include <kvm_statsfd/layout.h>
 
 /*
@@ -25,6 +28,51 @@
 #define KS_TIME_GROUPS		(BIT(KS_GRP_LATENCY) | \
 				 BIT(KS_GRP_CLASS_LATENCY) | \
 				 BIT(KS_GRP_GUEST_TIME))
+
+/*
+ * What a probe body compiled for @set does, decided at compile time for a
+ * constant set, by the static branches of the groups for KS_SET_LOAD.
+ */
+static __always_inline bool ks_on(unsigned long set, enum ks_group g)
+{
+	return set ? set & BIT(g) : ks_group_active(g);
+}
+
+/* Something reads the clock on the exit path. */
+static __always_inline bool ks_timed(unsigned long set)
+{
+	return set ? set & KS_TIME_GROUPS : static_branch_likely(&ks_clock_on);
+}
+
+/* The exit's class is needed: for latency, or for the direction counts. */
+static __always_inline bool ks_classify(unsigned long set)
+{
+	return ks_on(set, KS_GRP_IO_MSR) || ks_on(set, KS_GRP_LATENCY) ||
+	       ks_on(set, KS_GRP_CLASS_LATENCY);
+}
+
+/* Exit latencies are measured: an exit's time is kept until it is handled. */
+static __always_inline bool ks_lat_timed(unsigned long set)
+{
+	return ks_on(set, KS_GRP_LATENCY) || ks_on(set, KS_GRP_CLASS_LATENCY);
+}
+
+/* The userspace exit probe will look for this thread's vCPU. */
+static __always_inline bool ks_tracks_run(unsigned long set)
+{
+	return ks_on(set, KS_GRP_USERSPACE) || ks_timed(set);
+}
+
+/*
+ * The log2 bucket of @ns: 0 for 0, i for [2^(i-1), 2^i), the last one for
+ * the rest.  __fls(2 * ns + 1) is fls64(ns) with no special case for 0.
+ */
+static __always_inline unsigned long ks_log_bucket(u64 ns)
+{
+	unsigned long i = __fls(2 * ns + 1);
+
+	return i < KS_LAT_BUCKETS ? i : KS_LAT_BUCKETS - 1;
+}
 
 /* The probe this load attaches to each of KVM's tracepoints. */
 struct ks_probe_funcs {
