@@ -111,26 +111,20 @@ static int same(const char *a, const char *b)
 	return !d;
 }
 
-static int bcrypt_ok(const char *pass, const char *hash)
+/* @pass against bcrypt @hash, in @cd's scratch space. */
+static int bcrypt_ok(struct crypt_data *cd, const char *pass, const char *hash)
 {
-	struct crypt_data *cd = calloc(1, sizeof(*cd));
-	const char *r;
-	int ok;
+	const char *r = crypt_r(pass, hash, cd);
 
-	if (!cd)
-		return 0;
-	r = crypt_r(pass, hash, cd);
-	ok = r && r[0] != '*' && same(r, hash);
-	explicit_bzero(cd, sizeof(*cd));
-	free(cd);
-	return ok;
+	return r && r[0] != '*' && same(r, hash);
 }
 
 int auth_check(const char *user, const char *pass)
 {
+	/* One crypt_data (32 KB) for the cache key and the bcrypt check. */
 	struct crypt_data *cd;
-	char cred[MAX_CRED + 1];
-	const char *key = NULL, *hash = NULL;
+	char cred[MAX_CRED + 1], key[CRYPT_OUTPUT_SIZE] = "";
+	const char *r, *hash = NULL;
 	size_t i, lu, lp;
 	int ok, cached = -1;
 
@@ -140,18 +134,22 @@ int auth_check(const char *user, const char *pass)
 		return 1;
 	}
 	cd = calloc(1, sizeof(*cd));
+	if (!cd) {
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
 	lu = strlen(user);
 	lp = strlen(pass);
-	if (cd && lu + 1 + lp <= MAX_CRED) {
+	if (lu + 1 + lp <= MAX_CRED) {
 		memcpy(cred, user, lu);
 		cred[lu] = ':';
 		memcpy(cred + lu + 1, pass, lp + 1);
-		key = crypt_r(cred, salt, cd);
+		r = crypt_r(cred, salt, cd);
 		explicit_bzero(cred, sizeof(cred));
-		if (key && key[0] == '*')
-			key = NULL;
+		if (r && r[0] != '*')
+			snprintf(key, sizeof(key), "%s", r);
 	}
-	for (i = 0; key && i < CACHE_SLOTS; i++)
+	for (i = 0; key[0] && i < CACHE_SLOTS; i++)
 		if (cache[i].key[0] && same(cache[i].key, key))
 			cached = cache[i].ok;
 	for (i = 0; cached < 0 && i < n_users; i++)
@@ -160,19 +158,17 @@ int auth_check(const char *user, const char *pass)
 	if (cached >= 0) {
 		ok = cached;
 	} else {
-		ok = bcrypt_ok(pass, hash ? hash : dummy_hash) && hash;
-		if (key) {
+		ok = bcrypt_ok(cd, pass, hash ? hash : dummy_hash) && hash;
+		if (key[0]) {
 			struct slot *s = &cache[cache_next++ % CACHE_SLOTS];
 
-			strncpy(s->key, key, sizeof(s->key) - 1);
+			memcpy(s->key, key, sizeof(s->key));
 			s->ok = ok;
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (cd) {
-		explicit_bzero(cd, sizeof(*cd));
-		free(cd);
-	}
+	explicit_bzero(cd, sizeof(*cd));
+	free(cd);
 	return ok;
 }
 
