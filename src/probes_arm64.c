@@ -119,17 +119,15 @@ static __always_inline void ks_count_dir(struct kvm_vcpu *vcpu,
 /* kvm_exit: @ret is the exit's kind, @esr_ec a trap's exception class. */
 static __always_inline void ks_exit(unsigned long set, int ret, u32 esr_ec)
 {
-	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 	struct kvm_vcpu *vcpu = ks_running_vcpu();
 	u32 kind, ec = esr_ec & (KS_ARM64_EC_BUCKETS - 1), cls;
+	struct ks_vcpu *kv;
 
 	if (unlikely(!vcpu))
 		return;
-	if (!ks_vcpu_cached(kv, vcpu)) {
-		kv = ks_vcpu_of_slow(vcpu);
-		if (!kv)
-			return;
-	}
+	kv = ks_vcpu_of(vcpu);
+	if (!kv)
+		return;
 	if (ks_tracks_run(set))
 		ks_vcpu_in_run(kv);
 	if (ks_timed(set)) {
@@ -175,17 +173,15 @@ static __always_inline void ks_exit(unsigned long set, int ret, u32 esr_ec)
 /* kvm_entry, attached only when a group reads the clock. */
 static __always_inline void ks_entry(unsigned long set)
 {
-	struct ks_vcpu *kv = __this_cpu_read(ks_last_vcpu);
 	struct kvm_vcpu *vcpu = ks_running_vcpu();
+	struct ks_vcpu *kv;
 	u64 now;
 
 	if (unlikely(!vcpu))
 		return;
-	if (!ks_vcpu_cached(kv, vcpu)) {
-		kv = ks_vcpu_of_slow(vcpu);
-		if (!kv)
-			return;
-	}
+	kv = ks_vcpu_of(vcpu);
+	if (!kv)
+		return;
 	now = ks_clock();
 	if (ks_lat_timed(set) && kv->exit_ts)
 		ks_exit_handled(set, kv, now);
