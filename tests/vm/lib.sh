@@ -50,7 +50,18 @@ builder_of_root() {
 
 # build_module REL ROOT OUT [make args...]: build the mirrored module in OUT
 # for one kernel; the log goes to OUT/build.log and to stderr on failure.
+# A build whose every input is the same as an earlier one's is not made
+# again: see build_cache_key.
 build_module() {
+	local rel=$1 root=$2 out=$3 key
+	shift 3
+	key=$(build_cache_key "$rel" "$root" "$out" "$@") &&
+		build_cache_get "$key" "$out" && return
+	build_module_uncached "$rel" "$root" "$out" "$@" || return
+	[ -z "$key" ] || build_cache_put "$key" "$out"
+}
+
+build_module_uncached() {
 	local rel=$1 root=$2 out=$3 builder
 	shift 3
 	read -r -a builder <<< "$(builder_of_root "$root")"
@@ -64,6 +75,74 @@ build_module() {
 		echo "module build in $out failed for $rel" >&2
 		return 1
 	fi
+}
+
+# The module build cache, $CACHE/module-builds/KEY: the .ko files and the
+# build log of a successful build.  KEY hashes everything the build reads:
+# the mirrored sources' names and contents, make's arguments, the kernel's
+# headers (.config, Module.symvers, and vmlinux, whose BTF the module's BTF
+# is relative to) and the compiler, sparse and pahole that build it (the
+# host's or the chroot's installed packages, as dpkg lists them).  The
+# same inputs make the same module (Debian builds reproducibly; only the
+# source paths in WARN()'s file names and the log differ, and the log's
+# are rewritten), so a warm make check builds only what changed, and a
+# change to any input builds again.  KS_BUILD_CACHE=0 turns it off.
+# Prints nothing, and the build runs uncached, when a key cannot be made.
+build_cache_key() {
+	local rel=$1 root=$2 out=$3 builder kdir chroot f
+	shift 3
+	[ "${KS_BUILD_CACHE:-1}" = 1 ] || return 0
+	read -r -a builder <<< "$(builder_of_root "$root")"
+	{
+		echo "module-build 1 $rel ${builder[*]}"
+		printf '%s\n' "$@"
+		(cd "$out" && find -L . -type f \( -name Kbuild -o -name Makefile \
+			-o -name '*.[ch]' \) ! -name '*.mod.c' -print0 |
+			LC_ALL=C sort -z | xargs -0r sha256sum)
+		if [ "${builder[0]}" = chroot ]; then
+			chroot=$("$TOP/tests/vm/chroot.sh" ensure "${builder[1]}" \
+				"$rel") || return 1
+			kdir="$chroot/usr/src/linux-headers-$rel"
+			sha256sum "$chroot/var/lib/dpkg/status"
+			for f in "$chroot"/var/lib/dpkg/ks-headers-*; do
+				echo "${f##*/}"
+			done
+		else
+			kdir=$(kdir_of "$rel" "$root")
+			sha256sum /var/lib/dpkg/status
+		fi
+		for f in .config Module.symvers vmlinux; do
+			[ -e "$kdir/$f" ] && sha256sum < "$kdir/$f"
+		done
+	} | sha256sum | cut -c1-40
+}
+
+build_cache_get() {
+	local key=$1 out=$2 dir="$CACHE/module-builds/$1"
+	[ -n "$key" ] && [ -f "$dir/ok" ] || return 1
+	(cd "$dir/files" && find . -name '*.ko' -print0 |
+		cpio -0 -pdm --quiet "$out") || return 1
+	{
+		sed "s|@OUT@|$out|g" "$dir/files/build.log"
+		echo "  (kvm-statsfd: the build of $(date -r "$dir/ok" '+%F %T') with the same inputs, $CACHE/module-builds/$key)"
+	} > "$out/build.log" && touch "$dir"
+}
+
+build_cache_put() {
+	local key=$1 out=$2 dir="$CACHE/module-builds/$1"
+	rm -rf "$dir.tmp.$$"
+	mkdir -p "$dir.tmp.$$/files"
+	if (cd "$out" && find . -name '*.ko' -print0 |
+		cpio -0 -pdm --quiet "$dir.tmp.$$/files") &&
+		sed "s|$out|@OUT@|g" "$out/build.log" > "$dir.tmp.$$/files/build.log"; then
+		touch "$dir.tmp.$$/ok"
+		rm -rf "$dir"
+		mv "$dir.tmp.$$" "$dir"
+	fi
+	rm -rf "$dir.tmp.$$"
+	# Builds not used for a month go.
+	find "$CACHE/module-builds" -mindepth 1 -maxdepth 1 -mtime +30 \
+		-exec rm -rf {} + 2>/dev/null || true
 }
 
 # The one build of our module for a kernel, in BUILD/REL/module: with W=1
