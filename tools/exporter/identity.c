@@ -62,38 +62,87 @@ void identity_close(void)
 	bus_failed = 0;
 }
 
-/* A string property of machine @path, or NULL (free() it). */
-static char *machine_string(sd_bus *b, const char *path, const char *name)
+/* What identity_machined() wants of a machine. */
+struct machine {
+	char name[256];
+	char class[16];
+	char service[64];
+	char uuid[37];
+};
+
+/* The 16-byte machine Id as a UUID string; "" for the all-zero one. */
+static void format_uuid(const unsigned char *u, char *uuid, size_t len)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *v = NULL;
-
-	if (sd_bus_get_property_string(b, MACHINED, path, MACHINED ".Machine",
-				       name, &err, &v) < 0)
-		v = NULL;
-	sd_bus_error_free(&err);
-	return v;
-}
-
-/* The machine's 16-byte Id as a UUID string, or "". */
-static void machine_uuid(sd_bus *b, const char *path, char *uuid, size_t len)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	const unsigned char *u;
-	size_t n = 0;
-
 	uuid[0] = '\0';
-	if (sd_bus_get_property(b, MACHINED, path, MACHINED ".Machine", "Id",
-				&err, &reply, "ay") >= 0 &&
-	    sd_bus_message_read_array(reply, 'y', (const void **)&u, &n) >= 0 &&
-	    n == 16 && (u[0] | u[6] | u[8] | u[15]))
+	if (u[0] | u[6] | u[8] | u[15])
 		snprintf(uuid, len,
 			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
 			 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* One string property's value (variant "s") into @buf. */
+static int read_string(sd_bus_message *m, char *buf, size_t len)
+{
+	const char *v;
+	int r = sd_bus_message_read(m, "v", "s", &v);
+
+	if (r >= 0)
+		snprintf(buf, len, "%s", v);
+	return r;
+}
+
+/*
+ * The properties of machine @path, in one call (Properties.GetAll): a
+ * scrape that meets many new VMMs asks once per machine, not once per
+ * property.  0, or a negative errno.
+ */
+static int machine_properties(sd_bus *b, const char *path, struct machine *mc)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const unsigned char *u;
+	const char *key;
+	size_t n;
+	int r;
+
+	memset(mc, 0, sizeof(*mc));
+	r = sd_bus_call_method(b, MACHINED, path,
+			       "org.freedesktop.DBus.Properties", "GetAll", &err,
+			       &reply, "s", MACHINED ".Machine");
+	if (r < 0)
+		goto out;
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 &&
+	       (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			break;
+		if (!strcmp(key, "Name")) {
+			r = read_string(reply, mc->name, sizeof(mc->name));
+		} else if (!strcmp(key, "Class")) {
+			r = read_string(reply, mc->class, sizeof(mc->class));
+		} else if (!strcmp(key, "Service")) {
+			r = read_string(reply, mc->service, sizeof(mc->service));
+		} else if (!strcmp(key, "Id")) {
+			r = sd_bus_message_enter_container(reply, 'v', "ay");
+			if (r >= 0)
+				r = sd_bus_message_read_array(reply, 'y',
+							      (const void **)&u, &n);
+			if (r >= 0 && n == 16)
+				format_uuid(u, mc->uuid, sizeof(mc->uuid));
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+		} else {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+out:
 	sd_bus_message_unref(reply);
 	sd_bus_error_free(&err);
+	return r < 0 ? r : 0;
 }
 
 /* libvirt's machine name "qemu-ID-DOMAIN": DOMAIN, or NULL. */
@@ -114,9 +163,9 @@ int identity_machined(pid_t pid, struct vm_identity *id)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
-	char *name = NULL, *class = NULL, *service = NULL;
-	const char *path, *dom;
 	sd_bus *b = system_bus();
+	const char *path, *dom;
+	struct machine mc;
 	int found = 0, r;
 
 	if (!b)
@@ -131,22 +180,17 @@ int identity_machined(pid_t pid, struct vm_identity *id)
 			identity_close();
 		goto out;
 	}
-	if (sd_bus_message_read(reply, "o", &path) < 0)
+	if (sd_bus_message_read(reply, "o", &path) < 0 ||
+	    machine_properties(b, path, &mc) < 0)
 		goto out;
-	name = machine_string(b, path, "Name");
-	class = machine_string(b, path, "Class");
-	service = machine_string(b, path, "Service");
-	if (!name || !*name || !class || strcmp(class, "vm"))
+	if (!mc.name[0] || strcmp(mc.class, "vm"))
 		goto out;
-	dom = service && !strcmp(service, "libvirt-qemu") ? libvirt_domain(name) : NULL;
-	snprintf(id->vm, sizeof(id->vm), "%s", dom ? dom : name);
-	machine_uuid(b, path, id->uuid, sizeof(id->uuid));
+	dom = !strcmp(mc.service, "libvirt-qemu") ? libvirt_domain(mc.name) : NULL;
+	snprintf(id->vm, sizeof(id->vm), "%s", dom ? dom : mc.name);
+	snprintf(id->uuid, sizeof(id->uuid), "%s", mc.uuid);
 	id->source = dom ? "libvirt" : "machined";
 	found = 1;
 out:
-	free(name);
-	free(class);
-	free(service);
 	sd_bus_message_unref(reply);
 	sd_bus_error_free(&err);
 	return found;
