@@ -532,6 +532,26 @@ static void fill_vmx(struct img *im)
 	set_val(im, &vmx_vm_stats[1], 30, 77);	/* IO_INSTRUCTION */
 }
 
+/* An arm64 VM: exits by kind and trap exits by exception class. */
+static const struct img_stat arm64_vm_stats[] = {
+	{ "exits",              T(CUMULATIVE) | U(NONE),  0,  1,  0, 0 },
+	{ "exit_kinds_arm64",   T(LINEAR_HIST) | U(NONE), 0,  5,  8, 1 },
+	{ "exit_reasons_arm64", T(LINEAR_HIST) | U(NONE), 0, 64, 48, 1 },
+};
+#define NARM64	(sizeof(arm64_vm_stats) / sizeof(arm64_vm_stats[0]))
+
+static void fill_arm64(struct img *im)
+{
+	zero_stat(im, &arm64_vm_stats[1]);
+	zero_stat(im, &arm64_vm_stats[2]);
+	set_val(im, &arm64_vm_stats[0], 0, 179);
+	set_val(im, &arm64_vm_stats[1], 0, 9);		/* IRQ */
+	set_val(im, &arm64_vm_stats[1], 2, 170);	/* TRAP */
+	set_val(im, &arm64_vm_stats[2], 0x16, 158);	/* HVC64 */
+	set_val(im, &arm64_vm_stats[2], 0x24, 5);	/* DABT_LOW */
+	set_val(im, &arm64_vm_stats[2], 0x18, 7);	/* SYS64 */
+}
+
 /*
  * What an operator gets without flags: VM series only, no histograms;
  * SVM and VMX hosts in one family; a pid label only where two VMs share
@@ -671,7 +691,7 @@ static void test_exit_classes(void)
 	   "reasons seen: the VMs' one reason each");
 	ok(count_prefix(out, "kvm_vcpu_exits_by_class_total{vm=\"a\",vcpu=\"1\",") == (int)classes,
 	   "reasons seen: the class family keeps every class, zeros too");
-	expect(out, "# HELP kvm_vcpu_exits_by_reason_total KVM vCPU exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor), the reasons seen so far.");
+	expect(out, "# HELP kvm_vcpu_exits_by_reason_total KVM vCPU exits by hardware exit reason (stat exit_reasons_svm, _vmx or _arm64, by vendor), the reasons seen so far.");
 	ret = promtool(out, msg, sizeof(msg));
 	if (!ok(ret == 0, "promtool accepts reasons seen (status %d)", ret))
 		tap_diag("%s", msg);
@@ -913,6 +933,58 @@ static void test_checker(void)
 	ok(check_exposition(no_sum) > 0, "checker: missing _sum caught");
 }
 
+/*
+ * arm64 hosts: the exception classes join the one exit-reason family with
+ * vendor "arm64", under the kernel's class names, and the class family
+ * with the same class names as x86 (a stage-2 abort is npf, HVC a
+ * hypercall, a system-register trap msr); the kinds histogram, whose TRAP
+ * bucket the classes refine, is in neither: it is a family of its own,
+ * by kind.
+ */
+static void test_arm64_reasons(void)
+{
+	struct kvmstats a = { 0 };
+	struct prom_vm vms[] = {
+		{ .vm = "c", .info_pid = "3", .uuid = "", .source = "qemu",
+		  .comm = "q", .vm_st = &a },
+	};
+	struct prom_opts o = { .groups = PROM_G_DEFAULT };
+	struct prom_result res;
+	char *out, msg[4096];
+	int ret;
+
+	if (load(&a, "kvm-3", arm64_vm_stats, NARM64, fill_arm64)) {
+		ok(0, "arm64: image parses");
+		return;
+	}
+	out = render_opts(vms, 1, &o, &res, &ret);
+	ok(ret == 0, "arm64: render returns 0");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"c\",vendor=\"arm64\",reason=\"HVC64\"} 158");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"c\",vendor=\"arm64\",reason=\"DABT_LOW\"} 5");
+	expect(out, "kvm_vm_exits_by_reason_total{vm=\"c\",vendor=\"arm64\",reason=\"EC_0x0b\"} 0");
+	ok(count_prefix(out, "kvm_vm_exits_by_reason_total{vm=\"c\",vendor=\"arm64\",") == 64,
+	   "arm64: every exception class a reason (%d of 64)",
+	   count_prefix(out, "kvm_vm_exits_by_reason_total{vm=\"c\",vendor=\"arm64\","));
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"c\",class=\"hypercall\"} 158");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"c\",class=\"npf\"} 5");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"c\",class=\"msr\"} 7");
+	expect(out, "kvm_vm_exits_by_class_total{vm=\"c\",class=\"io\"} 0");
+	ok(!strstr(out, "reason=\"TRAP\"") && !strstr(out, "reason=\"IRQ\""),
+	   "arm64: the kinds histogram is not in the exit-reason family");
+	expect(out, "# TYPE kvm_vm_exits_by_kind_total counter");
+	expect(out, "kvm_vm_exits_by_kind_total{vm=\"c\",kind=\"IRQ\"} 9");
+	expect(out, "kvm_vm_exits_by_kind_total{vm=\"c\",kind=\"TRAP\"} 170");
+	expect(out, "kvm_vm_exits_by_kind_total{vm=\"c\",kind=\"other\"} 0");
+	ok(count_prefix(out, "kvm_vm_exits_by_kind_total{") == 5,
+	   "arm64: exits by kind, every kind (%d of 5)",
+	   count_prefix(out, "kvm_vm_exits_by_kind_total{"));
+	ret = promtool(out, msg, sizeof(msg));
+	if (!ok(ret == 0, "promtool accepts an arm64 VM (status %d)", ret))
+		tap_diag("%s", msg);
+	free(out);
+	kvmstats_close(&a);
+}
+
 int main(void)
 {
 	test_format_double();
@@ -920,6 +992,7 @@ int main(void)
 	test_render();
 	test_opts();
 	test_exit_classes();
+	test_arm64_reasons();
 	test_identity();
 	test_rules();
 	test_checker();

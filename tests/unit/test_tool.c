@@ -596,6 +596,169 @@ static void test_exit_reasons_doc(void)
 	free(doc);
 }
 
+static const struct img_stat arm64_stats[] = {
+	{ "exit_kinds_arm64", KVM_STATS_TYPE_LINEAR_HIST, 0, 5, 0, 1 },
+	{ "exit_reasons_arm64", KVM_STATS_TYPE_LINEAR_HIST, 0, 64, 40, 1 },
+};
+
+/* The command's output names arm64's buckets as it names x86's. */
+static void test_arm64_output(void)
+{
+	const struct kvmstats_desc *ec, *kind;
+	struct kvmstats s = { 0 };
+	struct img im;
+	char *got;
+
+	img_build(&im, "kvm-5/vcpu-0", 48, arm64_stats, 2, LAYOUT_UPSTREAM);
+	ok(!kvmstats_parse(&s, im.buf, im.len), "arm64 image parses: %s", s.err);
+	kind = kvmstats_find(&s, "exit_kinds_arm64");
+	ec = kvmstats_find(&s, "exit_reasons_arm64");
+	if (!ok(kind && ec, "arm64 image has both histograms")) {
+		kvmstats_close(&s);
+		img_free(&im);
+		return;
+	}
+	memset(s.data, 0, s.data_size);
+	s.data[kind->offset / 8 + 0] = 9;	/* IRQ */
+	s.data[kind->offset / 8 + 2] = 163;	/* TRAP */
+	s.data[ec->offset / 8 + 0x16] = 158;	/* HVC64 */
+	s.data[ec->offset / 8 + 0x24] = 5;	/* DABT_LOW */
+	got = capture(render_human, &s);
+	ok(strstr(got, "exit_reasons_arm64               linear_hist 2/64 buckets non-zero,"
+		       " total 163: HVC64 158, DABT_LOW 5\n") &&
+	   strstr(got, "exit_kinds_arm64                 linear_hist 2/5 buckets non-zero,"
+		       " total 172: TRAP 163, IRQ 9\n"),
+	   "human output: arm64 exception classes and kinds by name");
+	if (tap_fail)
+		tap_diag("got: %s", got);
+	free(got);
+	got = capture(render_json, &s);
+	ok(strstr(got, "\"reasons\":{\"HVC64\":158,\"DABT_LOW\":5}") &&
+	   strstr(got, "\"reasons\":{\"IRQ\":9,\"TRAP\":163}"),
+	   "JSON: arm64's non-zero buckets by name");
+	if (tap_fail)
+		tap_diag("got: %s", got);
+	free(got);
+	kvmstats_close(&s);
+	img_free(&im);
+}
+
+static const struct kvmstats_desc exit_desc_arm64 = {
+	.name = KVM_STATSFD_EXIT_STAT_ARM64, .type = KVM_STATS_TYPE_LINEAR_HIST,
+	.bucket_size = 1, .size = KVM_STATSFD_ARM64_EC_BUCKETS,
+}, kind_desc_arm64 = {
+	.name = KVM_STATSFD_EXIT_KINDS_ARM64, .type = KVM_STATS_TYPE_LINEAR_HIST,
+	.bucket_size = 1, .size = KVM_STATSFD_ARM64_KINDS,
+};
+
+/*
+ * The rows of Documentation/exit-reasons.rst's arm64 table ("0x16   HVC64
+ * ...", between its first two rule lines after the header) into
+ * names[64]; the number of rows, or -1 if there is no such table.
+ */
+static int doc_arm64_classes(const char *doc, char names[][24])
+{
+	const char *p = doc ? strstr(doc, "\nEC     name") : NULL;
+	unsigned int ec;
+	char name[24];
+	int rows = 0;
+
+	if (!p || !(p = strstr(p + 1, "\n=====")))
+		return -1;
+	while ((p = strchr(p + 1, '\n')) && strncmp(p + 1, "=====", 5)) {
+		if (sscanf(p + 1, "0x%x %23s", &ec, name) != 2 ||
+		    ec >= KVM_STATSFD_ARM64_EC_BUCKETS)
+			return -1;
+		snprintf(names[ec], sizeof(names[ec]), "%s", name);
+		rows++;
+	}
+	return rows;
+}
+
+/*
+ * arm64's histograms: the exception classes are named as the document's
+ * table names them, an unallocated one "EC_0x%02x"; the kinds IRQ,
+ * SERROR, TRAP, ILLEGAL, other; each class bucket has an exit class, the
+ * kinds none.
+ */
+static void test_arm64_exit_names(void)
+{
+	static const char *const kinds[] = { "IRQ", "SERROR", "TRAP", "ILLEGAL", "other" };
+	struct kvmstats_desc wrong = exit_desc_arm64;
+	char names[KVM_STATSFD_ARM64_EC_BUCKETS][24] = { { 0 } }, got[64], fb[16];
+	unsigned int i, named = 0, bad = 0;
+	char *doc = NULL;
+	size_t dlen = 0;
+	FILE *f = fopen(EXIT_REASONS_RST, "r"), *m;
+	int rows, cls;
+
+	if (f) {
+		char buf[4096];
+		size_t n;
+
+		m = open_memstream(&doc, &dlen);
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, m);
+		fclose(m);
+		fclose(f);
+	}
+	rows = doc_arm64_classes(doc, names);
+	ok(rows > 30, "Documentation/exit-reasons.rst has the arm64 class table (%d rows)", rows);
+	for (i = 0; i < KVM_STATSFD_ARM64_EC_BUCKETS; i++) {
+		const char *w = names[i];
+
+		if (w[0]) {
+			named++;
+		} else {
+			snprintf(fb, sizeof(fb), "EC_0x%02x", i);
+			w = fb;
+		}
+		kvmstats_exit_reason_name(&exit_desc_arm64, i, got, sizeof(got));
+		if (strcmp(got, w)) {
+			bad++;
+			tap_diag("arm64 class 0x%02x: '%s', want '%s'", i, got, w);
+		}
+	}
+	ok(rows > 30 && named == (unsigned int)rows && !bad,
+	   "arm64: the %u classes of the document's table by its names, the rest EC_0x.. (%u wrong)",
+	   named, bad);
+	free(doc);
+	ok(kvmstats_exit_reason_kind(&exit_desc_arm64) == KVMSTATS_EXIT_ARM64 &&
+	   kvmstats_exit_reason_kind(&kind_desc_arm64) == KVMSTATS_EXIT_ARM64_KIND,
+	   "arm64: exit_reasons_arm64 and exit_kinds_arm64 are recognised");
+	wrong.size = 63;
+	ok(kvmstats_exit_reason_kind(&wrong) == KVMSTATS_EXIT_NONE &&
+	   kvmstats_exit_reason_name(&wrong, 0, got, sizeof(got)) == -1 && !got[0],
+	   "arm64: a histogram of that name but another size is not one");
+	ok(kvmstats_exit_reason_name(&exit_desc_arm64, 64, got, sizeof(got)) == -1 && !got[0] &&
+	   kvmstats_exit_reason_name(&kind_desc_arm64, 5, got, sizeof(got)) == -1 && !got[0],
+	   "arm64: no name past the last bucket");
+	for (i = 0, bad = 0; i < KVM_STATSFD_ARM64_KINDS; i++) {
+		kvmstats_exit_reason_name(&kind_desc_arm64, i, got, sizeof(got));
+		bad += !!strcmp(got, kinds[i]);
+		bad += kvmstats_exit_reason_class(&kind_desc_arm64, i) != -1;
+	}
+	ok(!bad, "arm64: kinds IRQ, SERROR, TRAP, ILLEGAL, other, with no exit class");
+	for (i = 0, bad = 0; i < KVM_STATSFD_ARM64_EC_BUCKETS; i++) {
+		cls = kvmstats_exit_reason_class(&exit_desc_arm64, i);
+		bad += cls < 0 || (unsigned int)cls >= kvmstats_exit_class_count();
+	}
+	ok(!bad && kvmstats_exit_reason_class(&exit_desc_arm64, 64) == -1,
+	   "arm64: each of the 64 classes has an exit class, none past them");
+	check_class(&exit_desc_arm64, 0x16, "hypercall");	/* HVC64 */
+	check_class(&exit_desc_arm64, 0x17, "hypercall");	/* SMC64 */
+	check_class(&exit_desc_arm64, 0x24, "npf");		/* DABT_LOW */
+	check_class(&exit_desc_arm64, 0x20, "npf");		/* IABT_LOW */
+	check_class(&exit_desc_arm64, 0x18, "msr");		/* SYS64 */
+	check_class(&exit_desc_arm64, 0x03, "msr");		/* CP15_32 */
+	check_class(&exit_desc_arm64, 0x01, "hlt");		/* WFx */
+	check_class(&exit_desc_arm64, 0x1a, "nested_virt");	/* ERET */
+	check_class(&exit_desc_arm64, 0x07, "exception");	/* FP_ASIMD */
+	check_class(&exit_desc_arm64, 0x3c, "exception");	/* BRK64 */
+	check_class(&exit_desc_arm64, 0x00, "other");		/* UNKNOWN */
+	check_class(&exit_desc_arm64, 0x0b, "other");		/* unallocated */
+}
+
 /* Nothing a process or a stats file names may reach a terminal raw. */
 static void test_term_safe(void)
 {
@@ -633,4 +796,6 @@ void test_tool(void)
 	test_output();
 	test_exit_reasons();
 	test_exit_classes();
+	test_arm64_exit_names();
+	test_arm64_output();
 }

@@ -10,13 +10,15 @@
  *   cumulative              counter    kvm_{vm,vcpu}_<stem><unit>_total
  *   instant, peak           gauge      kvm_{vm,vcpu}_<stem><unit>
  *   exit-reason histogram   counter    kvm_{vm,vcpu}_exits_by_reason_total
- *     (svm or vmx)                       {vendor=,reason=}: every reason,
+ *     (svm, vmx, arm64)                  {vendor=,reason=}: every reason,
  *                                        those seen, or none (--exit-reasons)
  *                           counter    kvm_{vm,vcpu}_exits_by_class_total
  *                                        {class=}: the same exits by
  *                                        vendor-neutral class, every class
  *   userspace_exits         counter    kvm_{vm,vcpu}_userspace_exits_total
  *                                      {reason="KVM_EXIT_IO"}, every reason
+ *   exit_kinds_arm64        counter    kvm_{vm,vcpu}_exits_by_kind_total
+ *                                      {kind="IRQ"}, every kind
  *   histogram with an       histogram  kvm_{vm,vcpu}_<stem><unit>
  *     exact companion sum              (_bucket{le=}, _sum, _count)
  *   other histograms        counter    kvm_{vm,vcpu}_<stem><unit>_bucket_total
@@ -48,6 +50,7 @@ enum kind {
 	K_REASONS,	/* exit-reason histogram as a counter by reason */
 	K_CLASSES,	/* the same histogram summed by vendor-neutral class */
 	K_USEREXITS,	/* userspace_exits as a counter by KVM_EXIT_* */
+	K_KINDS,	/* exit_kinds_arm64 as a counter by kind */
 	K_HIST,		/* histogram with an exact _sum */
 	K_BUCKETS,	/* histogram without one: cumulative bucket counters */
 };
@@ -210,12 +213,23 @@ static int map_stat(const struct kvmstats *s, const struct kvmstats_desc *d,
 	case KVMSTATS_EXIT_VMX:
 		m->vendor = "vmx";
 		break;
+	case KVMSTATS_EXIT_ARM64:
+		m->vendor = "arm64";
+		break;
 	}
 	/* One family for both vendors: one query on any host. */
 	if (m->vendor) {
 		m->kind = K_REASONS;
 		m->group = PROM_G_EXITS;
 		snprintf(m->name, sizeof(m->name), "kvm_%s_exits_by_reason_total",
+			 vcpu ? "vcpu" : "vm");
+		return (int)strlen(m->name);
+	}
+	/* arm64's exits by kind: categories, not bounds, as the reasons. */
+	if (kvmstats_exit_reason_kind(d) == KVMSTATS_EXIT_ARM64_KIND) {
+		m->kind = K_KINDS;
+		m->group = PROM_G_EXITS;
+		snprintf(m->name, sizeof(m->name), "kvm_%s_exits_by_kind_total",
 			 vcpu ? "vcpu" : "vm");
 		return (int)strlen(m->name);
 	}
@@ -723,6 +737,13 @@ static void write_member(FILE *f, struct prom_result *res,
 			sample(f, res, fam->name, "", m, "reason", label, v, NULL);
 		}
 		break;
+	case K_KINDS:
+		for (i = 0; i < m->d->size; i++) {
+			v = kvmstats_value(m->s, m->d, i);
+			kvmstats_exit_reason_name(m->d, i, label, sizeof(label));
+			sample(f, res, fam->name, "", m, "kind", label, v, NULL);
+		}
+		break;
 	case K_HIST:
 		if (sum_buckets(m, &total))
 			break;	/* a count we cannot state exactly */
@@ -780,7 +801,7 @@ static void write_help(FILE *f, const struct family *fam)
 		[K_INFO] = "gauge", [K_AVAIL] = "gauge",
 		[K_COUNTER] = "counter", [K_GAUGE] = "gauge",
 		[K_REASONS] = "counter", [K_CLASSES] = "counter",
-		[K_USEREXITS] = "counter",
+		[K_USEREXITS] = "counter", [K_KINDS] = "counter",
 		[K_HIST] = "histogram",
 		[K_BUCKETS] = "counter",
 	};
@@ -806,13 +827,13 @@ static void write_help(FILE *f, const struct family *fam)
 			 d->exponent,
 			 d->exponent && *unit_suffix(d) ? ", scaled to the base unit" : "");
 	if (fam->kind == K_REASONS) {
-		fprintf(f, "KVM %s exits by hardware exit reason (stat exit_reasons_svm or exit_reasons_vmx, by vendor)%s.\n# TYPE %s counter\n",
+		fprintf(f, "KVM %s exits by hardware exit reason (stat exit_reasons_svm, _vmx or _arm64, by vendor)%s.\n# TYPE %s counter\n",
 			who, fam->seen_only ? ", the reasons seen so far" : "",
 			fam->name);
 		return;
 	}
 	if (fam->kind == K_CLASSES) {
-		fprintf(f, "KVM %s exits by class, the same on SVM and VMX (io, npf, msr, hlt, intr, ...: the exit-reason histogram summed by class).\n# TYPE %s counter\n",
+		fprintf(f, "KVM %s exits by class, the same on SVM, VMX and arm64 (io, npf, msr, hlt, intr, ...: the exit-reason histogram summed by class).\n# TYPE %s counter\n",
 			who, fam->name);
 		return;
 	}
@@ -824,6 +845,10 @@ static void write_help(FILE *f, const struct family *fam)
 	switch (fam->kind) {
 	case K_USEREXITS:
 		fputs(": returns from KVM_RUN to userspace by kvm_run.exit_reason", f);
+		break;
+	case K_KINDS:
+		fputs(": every exit by what KVM's world switch returned (IRQ, SERROR, TRAP, ILLEGAL, other); TRAP exits by exception class are in exits_by_reason_total",
+		      f);
 		break;
 	case K_HIST:
 		fputs(" with _sum from ", f);

@@ -2,7 +2,8 @@
 /*
  * Vendor-neutral classes of the buckets of the module's exit-reason
  * histograms: what an exit was for ("io", "npf", "cpuid", ...), the same
- * names on AMD and Intel hosts.
+ * names on AMD and Intel hosts, and on arm64 where the question has an
+ * answer there.
  *
  * A bucket's class is that of its hardware code (uapi.h's
  * kvm_statsfd_svm_code() / kvm_statsfd_vmx_code()), looked up in the two
@@ -247,6 +248,61 @@ const char *kvmstats_exit_class_name(unsigned int c)
 	return c < EC_COUNT ? class_names[c] : NULL;
 }
 
+/*
+ * arm64 exception classes (ESR_EL2.EC, Arm ARM): the same questions as
+ * for x86, of a trap exit.  A stage-2 abort is what an x86 nested page
+ * fault is (MMIO included), a system-register or coprocessor access what
+ * an MSR access is, WFI/WFE what HLT is.  An interrupt exit is no class
+ * (exit_kinds_arm64 counts it).
+ */
+static enum exit_class arm64_class(unsigned int ec)
+{
+	switch (ec) {
+	case 0x01:		/* WFx */
+		return EC_HLT;
+	case 0x03 ... 0x06:	/* CP15_32, CP15_64, CP14_MR, CP14_LS */
+	case 0x08:		/* CP10_ID */
+	case 0x0c:		/* CP14_64 */
+	case 0x18:		/* SYS64 */
+		return EC_MSR;
+	case 0x12:		/* HVC32 */
+	case 0x13:		/* SMC32 */
+	case 0x16:		/* HVC64 */
+	case 0x17:		/* SMC64 */
+		return EC_HYPERCALL;
+	case 0x20:		/* IABT_LOW */
+	case 0x24:		/* DABT_LOW */
+		return EC_NPF;
+	case 0x1a:		/* ERET: nested virtualisation */
+		return EC_NESTED;
+	case 0x0e:		/* ILL: illegal execution state */
+		return EC_INVALID;
+	case 0x07:		/* FP_ASIMD */
+	case 0x09:		/* PAC */
+	case 0x0d:		/* BTI */
+	case 0x11:		/* SVC32 */
+	case 0x15:		/* SVC64 */
+	case 0x19:		/* SVE */
+	case 0x1c:		/* FPAC */
+	case 0x1d:		/* SME */
+	case 0x22:		/* PC_ALIGN */
+	case 0x26:		/* SP_ALIGN */
+	case 0x27:		/* MOPS */
+	case 0x28:		/* FP_EXC32 */
+	case 0x2c:		/* FP_EXC64 */
+	case 0x2f:		/* SERROR */
+	case 0x30:		/* BREAKPT_LOW */
+	case 0x32:		/* SOFTSTP_LOW */
+	case 0x34:		/* WATCHPT_LOW */
+	case 0x38:		/* BKPT32 */
+	case 0x3a:		/* VECTOR32 */
+	case 0x3c:		/* BRK64 */
+		return EC_EXCEPTION;
+	default:		/* UNKNOWN, unallocated */
+		return EC_OTHER;
+	}
+}
+
 int kvmstats_exit_reason_class(const struct kvmstats_desc *d, unsigned int i)
 {
 	long code;
@@ -263,6 +319,10 @@ int kvmstats_exit_reason_class(const struct kvmstats_desc *d, unsigned int i)
 			return -1;
 		code = kvm_statsfd_vmx_code(i);
 		return code < 0 ? EC_OTHER : (int)vmx_class(code);
+	case KVMSTATS_EXIT_ARM64:
+		if (i >= KVM_STATSFD_ARM64_EC_BUCKETS)
+			return -1;
+		return (int)arm64_class(i);
 	default:
 		return -1;
 	}

@@ -2,7 +2,7 @@
 /*
  * Names of the buckets of the module's exit-reason histograms.
  *
- * The bucket <-> code map is include/kvm_statsfd/uapi.h's alone
+ * x86: the bucket <-> code map is include/kvm_statsfd/uapi.h's alone
  * (kvm_statsfd_svm_code(), kvm_statsfd_vmx_code()); the names are the
  * kernel's own, from the SVM_EXIT_REASONS and VMX_EXIT_REASONS tables of
  * its uapi <asm/svm.h> and <asm/vmx.h>, as exit_tables.c has them
@@ -13,7 +13,8 @@
  * "read_rt", "IO_INSTRUCTION").  A code that has a bucket of its own but
  * no entry in the kernel's table is "code_0x%03x" (SVM) or "reason_%u"
  * (VMX); the last bucket is "other".  Documentation/exit-reasons.rst
- * lists the result and a unit test compares the two.
+ * lists the result and a unit test compares the two.  arm64's two
+ * histograms: see arm64_ec_names below.
  */
 #include <stdio.h>
 #include <string.h>
@@ -102,14 +103,79 @@ static int vmx_name(unsigned int i, char *buf, size_t len)
 	return snprintf(buf, len, "reason_%ld", code);
 }
 
+/*
+ * arm64: bucket N of exit_reasons_arm64 is exception class N (the EC field
+ * of ESR_EL2, Arm ARM "ESR_EL2, Exception Syndrome Register (EL2)").  The
+ * names are the short ones Linux gives the classes a guest can trap with,
+ * the ones kvm_exit's trace output prints; no uapi header has them, so
+ * they are written out here, as Documentation/exit-reasons.rst lists
+ * them (a unit test compares the two).  An unallocated class is
+ * "EC_0x%02x".
+ */
+static const char *const arm64_ec_names[KVM_STATSFD_ARM64_EC_BUCKETS] = {
+	[0x00] = "UNKNOWN",	[0x01] = "WFx",		[0x03] = "CP15_32",
+	[0x04] = "CP15_64",	[0x05] = "CP14_MR",	[0x06] = "CP14_LS",
+	[0x07] = "FP_ASIMD",	[0x08] = "CP10_ID",	[0x09] = "PAC",
+	[0x0c] = "CP14_64",	[0x0d] = "BTI",		[0x0e] = "ILL",
+	[0x11] = "SVC32",	[0x12] = "HVC32",	[0x13] = "SMC32",
+	[0x15] = "SVC64",	[0x16] = "HVC64",	[0x17] = "SMC64",
+	[0x18] = "SYS64",	[0x19] = "SVE",		[0x1a] = "ERET",
+	[0x1c] = "FPAC",	[0x1d] = "SME",		[0x20] = "IABT_LOW",
+	[0x22] = "PC_ALIGN",	[0x24] = "DABT_LOW",	[0x26] = "SP_ALIGN",
+	[0x27] = "MOPS",	[0x28] = "FP_EXC32",	[0x2c] = "FP_EXC64",
+	[0x2f] = "SERROR",	[0x30] = "BREAKPT_LOW",	[0x32] = "SOFTSTP_LOW",
+	[0x34] = "WATCHPT_LOW",	[0x38] = "BKPT32",	[0x3a] = "VECTOR32",
+	[0x3c] = "BRK64",
+};
+
+/*
+ * exit_kinds_arm64: what KVM's world switch returned (ARM_EXCEPTION_*),
+ * named as kvm_exit's trace output names them; the last bucket takes
+ * any other value.
+ */
+static const char *const arm64_kind_names[KVM_STATSFD_ARM64_KINDS] = {
+	[KVM_STATSFD_ARM64_KIND_IRQ]	= "IRQ",
+	[KVM_STATSFD_ARM64_KIND_SERROR]	= "SERROR",
+	[KVM_STATSFD_ARM64_KIND_TRAP]	= "TRAP",
+	[KVM_STATSFD_ARM64_KIND_IL]	= "ILLEGAL",
+	[KVM_STATSFD_ARM64_KIND_OTHER]	= "other",
+};
+
+static int arm64_name(unsigned int i, char *buf, size_t len)
+{
+	if (i >= KVM_STATSFD_ARM64_EC_BUCKETS)
+		return -1;
+	if (arm64_ec_names[i])
+		return snprintf(buf, len, "%s", arm64_ec_names[i]);
+	return snprintf(buf, len, "EC_0x%02x", i);
+}
+
+static int arm64_kind_name(unsigned int i, char *buf, size_t len)
+{
+	if (i >= KVM_STATSFD_ARM64_KINDS)
+		return -1;
+	return snprintf(buf, len, "%s", arm64_kind_names[i]);
+}
+
+/* Whether d is the linear, one-code-a-bucket histogram @name of @size. */
+static int is_map(const struct kvmstats_desc *d, const char *name,
+		  unsigned int size)
+{
+	return !strcmp(d->name, name) && d->size == size;
+}
+
 int kvmstats_exit_reason_kind(const struct kvmstats_desc *d)
 {
 	if (!d || d->type != KVM_STATS_TYPE_LINEAR_HIST || d->bucket_size != 1)
 		return KVMSTATS_EXIT_NONE;
-	if (!strcmp(d->name, KVM_STATSFD_EXIT_STAT_SVM) && d->size == SVM_BUCKETS)
+	if (is_map(d, KVM_STATSFD_EXIT_STAT_SVM, SVM_BUCKETS))
 		return KVMSTATS_EXIT_SVM;
-	if (!strcmp(d->name, KVM_STATSFD_EXIT_STAT_VMX) && d->size == VMX_BUCKETS)
+	if (is_map(d, KVM_STATSFD_EXIT_STAT_VMX, VMX_BUCKETS))
 		return KVMSTATS_EXIT_VMX;
+	if (is_map(d, KVM_STATSFD_EXIT_STAT_ARM64, KVM_STATSFD_ARM64_EC_BUCKETS))
+		return KVMSTATS_EXIT_ARM64;
+	if (is_map(d, KVM_STATSFD_EXIT_KINDS_ARM64, KVM_STATSFD_ARM64_KINDS))
+		return KVMSTATS_EXIT_ARM64_KIND;
 	return KVMSTATS_EXIT_NONE;
 }
 
@@ -127,6 +193,12 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
 		break;
 	case KVMSTATS_EXIT_VMX:
 		n = vmx_name(i, buf, len);
+		break;
+	case KVMSTATS_EXIT_ARM64:
+		n = arm64_name(i, buf, len);
+		break;
+	case KVMSTATS_EXIT_ARM64_KIND:
+		n = arm64_kind_name(i, buf, len);
 		break;
 	}
 	if (n < 0)

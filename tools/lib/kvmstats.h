@@ -93,7 +93,7 @@ struct kvmstats;
 
 /* The version of this header; the library's soname is libkvmstats.so.1. */
 #define KVMSTATS_VERSION_MAJOR		1
-#define KVMSTATS_VERSION_MINOR		1
+#define KVMSTATS_VERSION_MINOR		2
 
 /* An empty handle, or NULL (errno ENOMEM). */
 struct kvmstats *kvmstats_new(void);
@@ -189,19 +189,29 @@ int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
 		    char *buf, size_t len);
 
 /*
- * The module's exit-reason histograms (exit_reasons_svm, 120 buckets, and
- * exit_reasons_vmx, 81 buckets; Documentation/exit-reasons.rst): which one
- * d is, judged by name, type, size and bucket_size.
+ * The module's exit-reason histograms (Documentation/exit-reasons.rst):
+ * exit_reasons_svm (120 buckets), exit_reasons_vmx (81), and on arm64
+ * exit_reasons_arm64 (64: trap exits by exception class) and
+ * exit_kinds_arm64 (5: every exit by the kind KVM's world switch returns;
+ * since 1.2).  Which one d is, judged by name, type, size and
+ * bucket_size; KVMSTATS_EXIT_NONE for anything else.
  */
-enum { KVMSTATS_EXIT_NONE, KVMSTATS_EXIT_SVM, KVMSTATS_EXIT_VMX };
+enum {
+	KVMSTATS_EXIT_NONE, KVMSTATS_EXIT_SVM, KVMSTATS_EXIT_VMX,
+	KVMSTATS_EXIT_ARM64, KVMSTATS_EXIT_ARM64_KIND
+};
+
 int kvmstats_exit_reason_kind(const struct kvmstats_desc *d);
 
 /*
  * Name of bucket i of such a histogram into buf: the kernel's own string
  * from SVM_EXIT_REASONS/VMX_EXIT_REASONS ("io", "npf", "hlt", "PF excp",
  * "IO_INSTRUCTION"); "code_0x0a7"/"reason_70" for codes the kernel's table
- * lacks; "other" for the last bucket.  Returns the snprintf()-style length, or -1 (buf == "") if d is
- * not an exit-reason histogram or i is out of range.
+ * lacks; "other" for the last bucket.  arm64: the exception class's name
+ * ("HVC64", "SYS64", "DABT_LOW"), "EC_0x0b" for an unallocated one; the
+ * kinds "IRQ", "SERROR", "TRAP", "ILLEGAL", "other".  Returns the
+ * snprintf()-style length, or -1 (buf == "") if d is not an exit-reason
+ * histogram or i is out of range.
  */
 int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
 			      char *buf, size_t len);
@@ -215,7 +225,10 @@ int kvmstats_exit_reason_name(const struct kvmstats_desc *d, unsigned int i,
  * the same order; kvmstats_exit_class_name() gives a class's name, NULL
  * past the end.  kvmstats_exit_reason_class() gives the class of bucket i
  * of an exit-reason histogram (kvmstats_exit_reason_kind()), or -1 if d is
- * not one or i is out of range.  Since 1.1 (KVMSTATS_1.1).
+ * not one or i is out of range.  Since 1.1 (KVMSTATS_1.1).  arm64's
+ * exception classes have classes too since 1.2 (a stage-2 abort is "npf",
+ * a system-register trap "msr", WFI/WFE "hlt", HVC/SMC "hypercall");
+ * exit_kinds_arm64's buckets have none (-1): they overlap the classes.
  */
 unsigned int kvmstats_exit_class_count(void);
 const char *kvmstats_exit_class_name(unsigned int c);
