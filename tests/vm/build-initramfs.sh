@@ -8,7 +8,8 @@
 # the vendor modules to include; init loads the one matching the CPU.
 #
 # usage: build-initramfs.sh ROOT RELEASE OUT.cpio.gz [options]
-#   --module FILE.ko   add a module of ours to /lib/modules (repeatable)
+#   --module FILE.ko   add a module of ours to /lib/modules, without its
+#                      debug information (repeatable)
 #   --tests DIR        copy DIR's executables to /tests
 #   --demo DIR         copy DIR to /demo
 #   --bench DIR        copy DIR's executables to /bench
@@ -86,7 +87,12 @@ done
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--module) cp "$2" "$stage/lib/modules/"; shift 2 ;;
+	# As a host has it: Debian and DKMS install modules without their
+	# DWARF (dh_strip, DKMS's STRIP), which is 96% of a -g build's
+	# kvm_statsfd.ko (4.7 MB of 4.9 on 6.12).  Symbols and BTF stay, for
+	# splats and BPF; every load then reads 0.2 MB, not 4.9.
+	--module) strip --strip-debug -o "$stage/lib/modules/${2##*/}" "$2"
+		shift 2 ;;
 	--tests) find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \; ; shift 2 ;;
 	--demo) cp -r "$2"/. "$stage/demo/"; shift 2 ;;
 	--bench) mkdir -p "$stage/bench"
