@@ -37,10 +37,15 @@ st() {	# st CMD...: status of CMD, its output in $T/out and $T/err
 	echo $?
 }
 
+# nlines FILE: its number of lines, 0 if there is no FILE yet.
+nlines() {
+	if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi
+}
+
 # lines_at_least FILE N: wait (20 s at most) until FILE has N lines.
 lines_at_least() {
 	i=0
-	while [ "$(cat "$1" 2> /dev/null | wc -l)" -lt "$2" ]; do
+	while [ "$(nlines "$1")" -lt "$2" ]; do
 		i=$((i + 1))
 		[ $i -gt 400 ] && return 1
 		sleep 0.05
@@ -87,7 +92,7 @@ ok $? "--help names -l, -L and --csv"
 log_run() {
 	out=$1
 	shift
-	base=$(cat "$LOGF" 2> /dev/null | wc -l)
+	base=$(nlines "$LOGF")
 	mk 100 40 5000 3 4
 	"$KS" watch --file "$F" -i 1 -n 3 "$@" > "$out" 2> "$T/log.err" &
 	pid=$!

@@ -70,7 +70,7 @@ static const char usage_text[] =
 "    --file PATH     read a stats file image instead of live VMs (show:\n"
 "                    printed alone; watch: as vCPU 0 of a pid 0 VM)\n"
 "    -i SECONDS      watch interval (default 1, may be fractional)\n"
-"    -n COUNT        watch: stop after COUNT refreshes\n"
+"    -n COUNT        watch: stop after COUNT intervals (every mode)\n"
 "    -f REGEX        watch: only stats whose name matches (extended regex)\n"
 "    -g REGEX        watch: only VMs whose guest name, process name or pid\n"
 "                    matches\n"
