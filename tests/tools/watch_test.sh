@@ -83,22 +83,46 @@ ok $? "--help names -l, -L and --csv"
 
 # --- log and CSV, exact ----------------------------------------------------
 
-# log_run OUTFILE ARGS...: watch in the background for 3 intervals of 1 s,
-# logging to $LOGF.  After $LOGF's next line (the header, or in a CSV
-# file that has one already the first line of values), the values grow
-# by 10 exits, 1 io exit, 1000 ns, 2 io reasons; after the line after
-# it, by 20 exits and 1 hlt; then not at all.  Each rewrite waits for
-# the line before it, so it lands in the next interval.
+# log_run OUTFILE ARGS...: watch in the background, logging to $LOGF.
+# Once its first sample is taken ($LOGF's next line: the header, or the
+# first values in a CSV file that has a header already), the values grow
+# by 10 exits, 1 io exit, 1000 ns and 2 io reasons; once a line shows
+# that, by 20 exits and 1 hlt; once a line shows that and one more line
+# follows, SIGTERM ends it.  Each rewrite waits for the line that shows
+# the one before, so no two land in one interval however late the test
+# runs; lines of no growth may come between (a late rewrite), so they
+# are counted apart: $T/zero lines, and $T/got the others.
 log_run() {
 	out=$1
 	shift
 	base=$(nlines "$LOGF")
 	mk 100 40 5000 3 4
-	"$KS" watch --file "$F" -i 1 -n 3 "$@" > "$out" 2> "$T/log.err" &
+	"$KS" watch --file "$F" -i 0.5 "$@" > "$out" 2> "$T/log.err" &
 	pid=$!
 	lines_at_least "$LOGF" $((base + 1)) && mk 110 41 6000 5 4 &&
-		lines_at_least "$LOGF" $((base + 2)) && mk 130 41 6000 5 5
+		grown 1 && mk 130 41 6000 5 5 && grown 2 &&
+		lines_at_least "$LOGF" $(($(nlines "$LOGF") + 1))
+	kill -TERM $pid
 	wait $pid
+	r=$?
+	values | grep '[1-9]' > "$T/got"
+	values | grep -vc '[1-9]' > "$T/zero"
+	return $r
+}
+
+# values: the lines of values (no header, no time stamp) since $base.
+values() {
+	sed -n "$((base + 1)),\$p" "$LOGF" | grep "^$STAMP" | cut -c20-
+}
+
+# grown N: wait (20 s at most) until N lines since $base show growth.
+grown() {
+	i=0
+	while [ "$(values | grep -c '[1-9]')" -lt "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && return 1
+		sleep 0.05
+	done
 }
 
 # The values of a line (no time stamp) in the plain log's columns.
@@ -109,30 +133,23 @@ logline() {
 LOGF=$T/log
 rm -f "$LOGF"
 log_run "$LOGF" -l; r=$?
-{
-	echo "time                exit_reasons_svm     exits halt_wait_ns  io_exits"
-	logline 2 10 1000 1
-	logline 1 20 0 0
-	logline 0 0 0 0
-} > "$T/want"
-# The time stamps, then the rest exactly.
+echo "time                exit_reasons_svm     exits halt_wait_ns  io_exits" > "$T/want0"
+{ logline 2 10 1000 1; logline 1 20 0 0; } > "$T/want"
+# Every line after the header has a time stamp.
 bad=$(sed -n '2,$p' "$LOGF" | grep -vc "^$STAMP ")
-{ head -n 1 "$LOGF"; sed -n '2,$s/^.\{19\}//p' "$LOGF"; } > "$T/got"
-cmp -s "$T/got" "$T/want" && [ "$r" = 0 ] && [ "$bad" = 0 ]
+head -n 1 "$LOGF" | cmp -s - "$T/want0" && cmp -s "$T/got" "$T/want" &&
+	[ "$(cat "$T/zero")" -ge 1 ] && [ "$r" = 0 ] && [ "$bad" = 0 ] &&
+	grep -q "^$STAMP$(logline 0 0 0 0)\$" "$LOGF"
 ok $? "watch -l: header of events by name, a line of each interval's growth" \
 	"status $r, $bad lines without a time stamp" "$(cat "$LOGF" "$T/log.err")"
 
 rm -f "$LOGF"
 log_run "$LOGF" -l --csv -f '^(exits|io_exits|exit_reasons_svm)$'; r=$?
-cat > "$T/want" <<EOF
-timestamp,exit_reasons_svm,exits,io_exits
-,2,10,1
-,1,20,0
-,0,0,0
-EOF
+echo "timestamp,exit_reasons_svm,exits,io_exits" > "$T/want0"
+printf ',2,10,1\n,1,20,0\n' > "$T/want"
 bad=$(sed -n '2,$p' "$LOGF" | grep -vc "^$STAMP,")
-{ head -n 1 "$LOGF"; sed -n '2,$s/^.\{19\}//p' "$LOGF"; } > "$T/got"
-cmp -s "$T/got" "$T/want" && [ "$r" = 0 ] && [ "$bad" = 0 ]
+head -n 1 "$LOGF" | cmp -s - "$T/want0" && cmp -s "$T/got" "$T/want" &&
+	[ "$r" = 0 ] && [ "$bad" = 0 ] && grep -q "^$STAMP,0,0,0\$" "$LOGF"
 ok $? "watch -l --csv -f: comma-separated, only the events -f names" \
 	"status $r, $bad lines without a time stamp" "$(cat "$LOGF" "$T/log.err")"
 
@@ -140,14 +157,13 @@ ok $? "watch -l --csv -f: comma-separated, only the events -f names" \
 LOGF=$T/file.csv
 rm -f "$LOGF"
 log_run "$T/stdout" -L "$LOGF" --csv; r1=$?
+cp "$T/got" "$T/got1"
 log_run "$T/stdout2" -L "$LOGF" -c; r2=$?
-grep -c '^timestamp,' "$LOGF" > "$T/n"
-sed -n '2,$s/^.\{19\}//p' "$LOGF" > "$T/got"
-# The second run's header is not written: its first line is the sync.
-printf ',2,10,1000,1\n,1,20,0,0\n,0,0,0,0\n' > "$T/want"
-printf ',0,0,0,0\n,2,10,1000,1\n,1,20,0,0\n' >> "$T/want"
-[ "$r1$r2" = 00 ] && [ "$(cat "$T/n")" = 1 ] && [ "$(wc -l < "$LOGF")" = 7 ] &&
-	cmp -s "$T/got" "$T/want" && [ ! -s "$T/stdout" ] && [ ! -s "$T/stdout2" ]
+printf ',2,10,1000,1\n,1,20,0,0\n' > "$T/want"
+[ "$r1$r2" = 00 ] && [ "$(grep -c '^timestamp,' "$LOGF")" = 1 ] &&
+	head -n 1 "$LOGF" | grep -q '^timestamp,exit_reasons_svm,exits,halt_wait_ns,io_exits$' &&
+	cmp -s "$T/got1" "$T/want" && cmp -s "$T/got" "$T/want" &&
+	[ ! -s "$T/stdout" ] && [ ! -s "$T/stdout2" ]
 ok $? "watch -L FILE --csv twice: appended, one header, nothing on stdout" \
 	"status $r1 $r2" "$(cat "$LOGF" "$T/stdout" "$T/log.err")"
 

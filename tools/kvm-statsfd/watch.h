@@ -3,7 +3,8 @@
  * The watch command's parts: the set of VMs watched and their previous
  * samples (watch.c), the filters, and the three ways of showing them:
  * plain frames (watch_frames.c), a log (watch_log.c) and the ncurses
- * view (watch_top.c), the last two on the event table of events.c.
+ * view (watch_top.c, watch_input.c), the last two on the event table of
+ * events.c.
  */
 #ifndef KVMSTATSFD_WATCH_H
 #define KVMSTATSFD_WATCH_H

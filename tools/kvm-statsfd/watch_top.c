@@ -4,7 +4,8 @@
  * (events.h) summed over the VMs shown: Event, Total (the value now, or
  * its growth since r), %Total (of the counts' sum), Current (per second
  * over the last interval); sorted by Current then Total, or by Total
- * (o).  kvm_stat's keys change what is shown; each is in help_text.
+ * (o).  kvm_stat's keys change what is shown (watch_input.c has their
+ * prompts and help).
  *
  * The first frame is drawn at once (Current still blank), then one
  * every interval; a key's effect is drawn at once.  Every frame is drawn
@@ -12,104 +13,18 @@
  */
 #define _GNU_SOURCE
 #include <curses.h>
-#include <errno.h>
 #include <locale.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "events.h"
 #include "output.h"
+#include "watch_top.h"
 
 #define NAME_W		40
-#define KEY_ESC		27
-
-struct row {
-	const struct ev *v;
-	const struct ev_kid *k;	/* NULL: the event itself */
-	uint64_t total;
-	double rate;
-	int sub;		/* kids: bucket index or pid/vCPU order */
-};
-
-struct top {
-	struct watch *ws;
-	struct wfilter *f;
-	struct events e;
-	double interval;
-	double dt;		/* the last interval; 0 before the first */
-	int by_total;		/* o: sort by Total only */
-	int vms;		/* VMs shown */
-	const struct kvmstats_vm *one;	/* the VM, when only one is shown */
-	struct row *rows;
-	int nr_rows, cap_rows;
-	sigset_t waitmask;	/* the mask SIGINT and SIGTERM arrive in */
-};
-
-static const char *const help_text[] = {
-	"c     clear filters (events, guests, pid)",
-	"f     filter events by regular expression",
-	"g     filter guests by regular expression (name, process, pid)",
-	"h, ?  this help",
-	"o     toggle sorting: Current then Total, or Total",
-	"p     show one VMM process by pid (0: all)",
-	"q     quit",
-	"r     reset: Total counts from now",
-	"s     set the update interval",
-	"x     toggle drilldown: per vCPU, per histogram bucket",
-	"Any other key refreshes the statistics at once.",
-	NULL
-};
-
-/*
- * Wait for input until the monotonic time `until` (0: no limit).  1: a
- * key or a resize may be waiting, 0: time is up, -1: SIGINT, SIGTERM or
- * an error.  ppoll() lets SIGINT and SIGTERM in only while waiting, so
- * one that comes just before cannot be slept through.
- */
-static int wait_input(const struct top *t, double until)
-{
-	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-	struct timespec ts;
-	double left;
-	int n;
-
-	if (watch_stop)
-		return -1;
-	left = until ? until - watch_now() : 0;
-	if (until && left <= 0)
-		return 0;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - (time_t)left) * 1e9);
-	n = ppoll(&pfd, 1, until ? &ts : NULL, &t->waitmask);
-	if (watch_stop)
-		return -1;
-	/* EINTR from ncurses' SIGWINCH handler: getch() has KEY_RESIZE. */
-	if (n < 0 && errno == EINTR)
-		return 1;
-	if (n < 0)
-		return -1;
-	if (n && (pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN))
-		return -1;	/* the terminal went away */
-	return n > 0;
-}
-
-/* The next key, waiting as long as it takes; ERR on SIGINT/SIGTERM. */
-static int next_key(const struct top *t)
-{
-	int ch;
-
-	for (;;) {
-		ch = getch();
-		if (ch != ERR || wait_input(t, 0) < 0)
-			return ch;
-	}
-}
 
 /* s cut to the screen's width (one column a character) at row y. */
-static void put(int y, int attr, const char *s)
+void top_put(int y, int attr, const char *s)
 {
 	int cols = 0, n;
 	const char *p = s;
@@ -258,7 +173,7 @@ static void draw_row(const struct top *t, int y, const struct row *r,
 		fmt_rate(r->v, r->rate, cur, sizeof(cur));
 	snprintf(line, sizeof(line), " %-*.*s %10s %7s %10s", NAME_W, NAME_W,
 		 name, total, pct, cur);
-	put(y, 0, line);
+	top_put(y, 0, line);
 }
 
 static void draw_head(struct top *t)
@@ -283,7 +198,7 @@ static void draw_head(struct top *t)
 	} else {
 		snprintf(line, sizeof(line), "kvm statistics - %d VMs", t->vms);
 	}
-	put(0, A_BOLD, line);
+	top_put(0, A_BOLD, line);
 	i = strlen(line) + 2;
 	n = snprintf(line, sizeof(line), "interval %.2f s, sort %s%s%s  (h: help)",
 		     t->interval, t->by_total ? "Total" : "Current",
@@ -302,10 +217,10 @@ static void draw_head(struct top *t)
 			      term_safe(t->f->guest_pat, a, sizeof(a)));
 	if (t->f->pid && n < (int)sizeof(line))
 		snprintf(line + n, sizeof(line) - n, "pid: %d", (int)t->f->pid);
-	put(1, 0, line);
+	top_put(1, 0, line);
 	snprintf(line, sizeof(line), " %-*s %10s %7s %10s", NAME_W, "Event",
 		 "Total", "%Total", "Current");
-	put(2, A_STANDOUT, line);
+	top_put(2, A_STANDOUT, line);
 }
 
 static void draw(struct top *t)
@@ -337,7 +252,7 @@ static void draw(struct top *t)
 				draw_row(t, y++, &t->rows[k], sum);
 	}
 	if (y == 3) {
-		put(4, 0, t->vms ? " No matching events reported yet" :
+		top_put(4, 0, t->vms ? " No matching events reported yet" :
 			  " No VM to show (yet)");
 	} else if (y < LINES) {
 		cur[0] = '\0';
@@ -346,136 +261,9 @@ static void draw(struct top *t)
 				 rate);
 		snprintf(line, sizeof(line), " %-*s %10llu %7s %10s", NAME_W,
 			 "Total", (unsigned long long)sum, "", cur);
-		put(y, A_BOLD, line);
+		top_put(y, A_BOLD, line);
 	}
 	refresh();
-}
-
-static void help(struct top *t)
-{
-	int i, ch;
-
-	do {
-		erase();
-		put(0, A_BOLD, "Interactive commands reference");
-		put(2, A_STANDOUT, "Press any key to continue");
-		for (i = 0; help_text[i]; i++)
-			put(4 + i, 0, help_text[i]);
-		refresh();
-		ch = next_key(t);
-	} while (ch == KEY_RESIZE);
-}
-
-/*
- * A line of input under a title; the current value and the last error
- * shown above it.  1: entered (buf), 0: Escape, -1: SIGINT/SIGTERM.
- */
-static int prompt(struct top *t, const char *title, const char *current,
-		  const char *label, const char *err, char *buf, size_t len)
-{
-	size_t n = 0;
-	int ch;
-
-	buf[0] = '\0';
-	curs_set(1);
-	for (;;) {
-		erase();
-		put(0, A_BOLD, title);
-		put(2, 0, current);
-		put(5, 0, err);
-		put(3, 0, label);
-		addstr(buf);
-		refresh();
-		ch = next_key(t);
-		if (ch == ERR || ch == KEY_ESC || ch == '\n' || ch == '\r' ||
-		    ch == KEY_ENTER)
-			break;
-		if (ch == KEY_BACKSPACE || ch == 127 || ch == '\b') {
-			if (n)
-				buf[--n] = '\0';
-		} else if (ch >= ' ' && ch < 256 && n + 1 < len) {
-			buf[n++] = (char)ch;
-			buf[n] = '\0';
-		}
-	}
-	curs_set(0);
-	return ch == ERR ? -1 : ch != KEY_ESC;
-}
-
-/* f and g: a regular expression; empty clears, a bad one asks again. */
-static int ask_regex(struct top *t, int which)
-{
-	char cur[300], in[256], err[160] = "", safe[280];
-	const char *pat = which == 's' ? t->f->stat_pat : t->f->guest_pat;
-	int r;
-
-	snprintf(cur, sizeof(cur), "Current regex: %s",
-		 *pat ? term_safe(pat, safe, sizeof(safe)) : "(none)");
-	for (;;) {
-		r = prompt(t, which == 's' ?
-			   "Show statistics for events matching a regex." :
-			   "Show statistics for guests whose name, process name or pid matches a regex.",
-			   cur, "New regex (empty: none): ", err, in, sizeof(in));
-		if (r <= 0)
-			return r;
-		if (!wf_set(t->f, which, in, err + 9, sizeof(err) - 9))
-			return 1;
-		memcpy(err, "Invalid: ", 9);
-	}
-}
-
-static int ask_pid(struct top *t)
-{
-	char cur[64], in[32], err[96] = "", *end;
-	long pid;
-	int r, i;
-
-	snprintf(cur, sizeof(cur), "Current pid: %d", (int)t->f->pid);
-	for (;;) {
-		r = prompt(t, "Show statistics for one VMM process.", cur,
-			   "Pid [0 or pid]: ", err, in, sizeof(in));
-		if (r <= 0)
-			return r;
-		errno = 0;
-		pid = *in ? strtol(in, &end, 10) : 0;
-		if (*in && (errno || *end || pid < 0 || pid > 0x7fffffff)) {
-			snprintf(err, sizeof(err), "\"%.20s\": not a valid pid", in);
-			continue;
-		}
-		for (i = 0; pid && i < t->ws->n; i++)
-			if (t->ws->w[i].p->pid == pid && !t->ws->w[i].gone)
-				break;
-		if (pid && i == t->ws->n) {
-			snprintf(err, sizeof(err), "%ld: no VM in that process", pid);
-			continue;
-		}
-		t->f->pid = (pid_t)pid;
-		return 1;
-	}
-}
-
-static int ask_interval(struct top *t)
-{
-	char cur[64], in[32], err[96] = "", *end;
-	double v;
-	int r;
-
-	snprintf(cur, sizeof(cur), "Current interval: %.2f s", t->interval);
-	for (;;) {
-		r = prompt(t, "Set the update interval.", cur,
-			   "New interval in seconds (0.01 to 3600): ", err, in,
-			   sizeof(in));
-		if (r <= 0)
-			return r;
-		errno = 0;
-		v = strtod(in, &end);
-		/* As -i: a range test, so that NaN fails too. */
-		if (!errno && end != in && !*end && v >= 0.01 && v <= 3600) {
-			t->interval = v;
-			return 1;
-		}
-		snprintf(err, sizeof(err), "\"%.20s\": not 0.01 to 3600 seconds", in);
-	}
 }
 
 /* 1: quit, -1: SIGINT/SIGTERM, 0: go on (resample when *again). */
@@ -489,16 +277,16 @@ static int key(struct top *t, int ch, int *again)
 		return 1;
 	case 'f':
 		*again = 0;	/* filtering events needs no new sample */
-		r = ask_regex(t, 's');
+		r = top_ask_regex(t, 's');
 		break;
 	case 'g':
-		r = ask_regex(t, 'g');
+		r = top_ask_regex(t, 'g');
 		break;
 	case 'p':
-		r = ask_pid(t);
+		r = top_ask_pid(t);
 		break;
 	case 's':
-		r = ask_interval(t);
+		r = top_ask_interval(t);
 		break;
 	case 'c':
 		wf_clear(t->f);
@@ -517,7 +305,7 @@ static int key(struct top *t, int ch, int *again)
 	case 'h':
 	case '?':
 		*again = 0;
-		help(t);
+		top_help(t);
 		break;
 	case KEY_RESIZE:
 		*again = 0;
@@ -547,7 +335,7 @@ static int loop(struct top *t)
 				continue;
 			}
 		} else {
-			r = wait_input(t, next);
+			r = top_wait_input(t, next);
 			if (r < 0)
 				break;
 			if (r > 0)
