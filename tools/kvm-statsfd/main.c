@@ -58,10 +58,9 @@ static const char usage_text[] =
 "             and histograms) summed over the VMs shown, with Total, %Total\n"
 "             and Current (per second), and its keys (h lists them: q quit,\n"
 "             f/g/p filter, c clear, r reset, s interval, x drilldown,\n"
-"             o sort).  With -b, or when standard output is not a\n"
-"             terminal: plain frames of per-second rates per VM and per\n"
-"             vCPU.  With -l/-L: a log, one line each interval.  VMs that\n"
-"             start later join in.\n"
+"             o sort).  With -b, or off a terminal: plain frames of\n"
+"             per-second rates per VM and per vCPU.  With -l/-L: a log,\n"
+"             one line each interval.  VMs that start later join in.\n"
 "\n"
 "OPTIONS\n"
 "    PID             only the VMM process PID\n"
@@ -86,8 +85,8 @@ static const char usage_text[] =
 "\n"
 "EXIT STATUS\n"
 "    0 success, 1 runtime error (no such VM, permission denied, malformed\n"
-"    stats, standard output not writable), 2 usage error.  Errors go to\n"
-"    standard error.\n";
+"    stats, standard output or the -L file not writable), 2 usage error.\n"
+"    Errors go to standard error.\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
