@@ -13,6 +13,7 @@
  *   resize COLSxROWS   change the window size (the program gets SIGWINCH)
  *   kill INT|TERM      send the program that signal
  *   sleep SECONDS
+ *   clears N           the screen was cleared whole at most N times so far
  *   screen             once the program is quiet (0.2 s), print the screen
  *                      between "--- screen" and "--- end"
  *   exit STATUS        until the program exits with STATUS; then it must
@@ -46,7 +47,7 @@
 
 static char scr[MAX_ROWS][MAX_COLS + 1];
 static int rows = 24, cols = 80, cy, cx;
-static int alt_screen, cursor_hidden;
+static int alt_screen, cursor_hidden, clears;
 static int master = -1, slave = -1;
 static pid_t child;
 static int exited, status;
@@ -88,6 +89,7 @@ static void csi(const int *p, int np, int priv, char final)
 		break;
 	case 'J':
 		if (a == 2) {
+			clears++;
 			clear_screen();
 		} else {
 			clear_cells(cy, cx, cols);
@@ -334,6 +336,12 @@ static int run_step(char *line)
 		end = now() + atof(arg);
 		while (now() < end)
 			drain(end - now());
+	} else if (!strcmp(line, "clears")) {
+		settle();
+		if (clears > atoi(arg)) {
+			snprintf(why, sizeof(why), "cleared %d times", clears);
+			return fail(arg, why);
+		}
 	} else if (!strcmp(line, "screen")) {
 		settle();
 		print_screen(stdout);

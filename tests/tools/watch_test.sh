@@ -299,6 +299,7 @@ wait Any other key refreshes the statistics at once.
 screen
 keys z
 gone Interactive commands reference
+clears 1
 resize 60x12
 wait (file)  interval 0.25 s
 screen
@@ -306,7 +307,7 @@ keys q
 exit 0
 EOF
 r=$(pty "$T/script" -i 60)
-ok "$r" "watch on a terminal: the keys' script ran, q quit with status 0, terminal restored" \
+ok "$r" "watch on a terminal: the keys' script ran (one clear-screen, the first; then ncurses' changes only), q quit with status 0, terminal restored" \
 	"$(cat "$T/pty.err")"
 
 # 1: the first frame, at once: Total column, no Current yet, no instants.

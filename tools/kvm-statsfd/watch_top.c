@@ -91,29 +91,28 @@ static int add_row(struct top *t, const struct ev *v, const struct ev_kid *k)
 	return 0;
 }
 
-/* Events sorted, each followed by its kids (drilldown) sorted alike. */
+/* The events sorted; with drilldown, after them each one's kids, sorted. */
 static void build_rows(struct top *t)
 {
-	int i, k, first, parents;
+	const struct ev *v;
+	int i, k, first;
 
 	t->nr_rows = 0;
 	for (i = 0; i < t->e.n; i++)
 		if (wf_stat(t->f, t->e.ev[i].name) && add_row(t, &t->e.ev[i], NULL))
-			return;
+			break;
 	qsort_r(t->rows, t->nr_rows, sizeof(*t->rows), cmp_row, t);
-	if (!t->e.drill)
-		return;
-	/* Kids go after all parents, then each block is moved into place. */
-	parents = t->nr_rows;
-	for (i = 0; i < parents; i++) {
-		const struct ev *v = t->rows[i].v;
-
+	t->nr_events = t->nr_rows;
+	for (i = 0; i < t->nr_events; i++) {
+		v = t->rows[i].v;
 		first = t->nr_rows;
-		for (k = 0; k < v->nr_kid; k++)
+		for (k = 0; t->e.drill && k < v->nr_kid; k++)
 			if (add_row(t, v, &v->kid[k]))
-				return;
+				break;
 		qsort_r(t->rows + first, t->nr_rows - first, sizeof(*t->rows),
 			cmp_row, t);
+		t->rows[i].first = first;
+		t->rows[i].nr_kids = t->nr_rows - first;
 	}
 }
 
@@ -228,28 +227,24 @@ static void draw(struct top *t)
 	char line[256], cur[32];
 	uint64_t sum = 0;
 	double rate = 0;
-	int i, y = 3;
+	int i, k, y = 3;
 
 	erase();
 	draw_head(t);
 	build_rows(t);
 	/* The sum over the events that count things, as kvm_stat's Total. */
-	for (i = 0; i < t->nr_rows; i++) {
-		if (t->rows[i].k || !counts(t->rows[i].v))
+	for (i = 0; i < t->nr_events; i++) {
+		if (!counts(t->rows[i].v))
 			continue;
 		sum += t->rows[i].total;
 		rate += t->rows[i].rate;
 	}
-	for (i = 0; i < t->nr_rows && y < LINES - 1; i++) {
+	for (i = 0; i < t->nr_events && y < LINES - 1; i++) {
 		const struct row *r = &t->rows[i];
 
-		/* Kids were built after the parents: draw each under its own. */
-		if (r->k)
-			continue;
 		draw_row(t, y++, r, sum);
-		for (int k = 0; k < t->nr_rows && y < LINES - 1; k++)
-			if (t->rows[k].k && t->rows[k].v == r->v)
-				draw_row(t, y++, &t->rows[k], sum);
+		for (k = r->first; k < r->first + r->nr_kids && y < LINES - 1; k++)
+			draw_row(t, y++, &t->rows[k], sum);
 	}
 	if (y == 3) {
 		top_put(4, 0, t->vms ? " No matching events reported yet" :

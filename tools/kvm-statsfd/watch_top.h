@@ -17,6 +17,7 @@ struct row {
 	uint64_t total;
 	double rate;
 	int sub;		/* kids: bucket index or pid/vCPU order */
+	int first, nr_kids;	/* events: where their kids' rows are */
 };
 
 struct top {
@@ -28,8 +29,8 @@ struct top {
 	int by_total;		/* o: sort by Total only */
 	int vms;		/* VMs shown */
 	const struct kvmstats_vm *one;	/* the VM, when only one is shown */
-	struct row *rows;
-	int nr_rows, cap_rows;
+	struct row *rows;	/* the events', then each one's kids */
+	int nr_rows, cap_rows, nr_events;
 	sigset_t waitmask;	/* the mask SIGINT and SIGTERM arrive in */
 };
 
