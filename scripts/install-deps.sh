@@ -10,6 +10,8 @@ set -euo pipefail
 # exporter's gzip responses; python3-docutils: rst2man for the tools' man
 # pages.  libyaml-dev and libcrypt-dev: the exporter's --web-config
 # (exporter-toolkit's YAML, bcrypt); curl and openssl test it over TLS.
+# libncurses-dev: kvm-statsfd watch's view on a terminal (its static
+# libraries too, for the guests' STATIC=1 build).
 # collectd-dev builds the collectd plugin (tools/collectd) and
 # collectd-core is the daemon its guest test runs; the package ships a
 # service that stays inactive without /etc/collectd/collectd.conf.
@@ -34,7 +36,7 @@ set -euo pipefail
 PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
-libmicrohttpd-dev libyaml-dev libcrypt-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
+libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
 mmdebstrap debian-archive-keyring
 dpkg-dev debhelper dh-dkms pkgconf lintian"

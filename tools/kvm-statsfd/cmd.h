@@ -19,6 +19,9 @@ struct opts {
 	const char *stat_filter;	/* watch -f REGEX */
 	const char *guest_filter;	/* watch -g REGEX */
 	int batch;		/* watch -b: plain frames even on a terminal */
+	int log;		/* watch -l: a line of deltas each interval */
+	const char *log_file;	/* watch -L FILE: that log, appended to FILE */
+	int csv;		/* watch --csv: the log comma-separated */
 };
 
 struct kvmstats_vm;

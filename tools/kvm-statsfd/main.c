@@ -35,8 +35,8 @@ static const char usage_text[] =
 "    kvm-statsfd list [--json]\n"
 "    kvm-statsfd show [PID] [--vcpu N] [--json]\n"
 "    kvm-statsfd show --file PATH [--json]\n"
-"    kvm-statsfd watch [PID] [-i SECONDS] [-n COUNT] [-f REGEX] [-g REGEX] [-b]\n"
-"    kvm-statsfd watch --file PATH [-i SECONDS] [-n COUNT]\n"
+"    kvm-statsfd watch [PID | --file PATH] [-i SECONDS] [-n COUNT] [-f REGEX]\n"
+"                      [-g REGEX] [-b | -l | -L FILE] [--csv]\n"
 "    kvm-statsfd --help | --version\n"
 "\n"
 "DESCRIPTION\n"
@@ -54,9 +54,13 @@ static const char usage_text[] =
 "             (QEMU -name), number of VM fds and vCPUs.\n"
 "    show     every statistic of each VM and vCPU with scaled units;\n"
 "             histograms are summarised by their non-zero buckets.\n"
-"    watch    refreshing view of per-second rates per VM and per vCPU,\n"
-"             sorted by rate, exit reasons by name; VMs that start later\n"
-"             join the view; lines are cut to the terminal's width.\n"
+"    watch    on a terminal, kvm_stat's view: one table of events (counters\n"
+"             and histograms) summed over the VMs shown, with Total, %Total\n"
+"             and Current (per second), and its keys (h lists them: q quit,\n"
+"             f/g/p filter, c clear, r reset, s interval, x drilldown,\n"
+"             o sort).  With -b, or off a terminal: plain frames of\n"
+"             per-second rates per VM and per vCPU.  With -l/-L: a log,\n"
+"             one line each interval.  VMs that start later join in.\n"
 "\n"
 "OPTIONS\n"
 "    PID             only the VMM process PID\n"
@@ -65,19 +69,24 @@ static const char usage_text[] =
 "    --file PATH     read a stats file image instead of live VMs (show:\n"
 "                    printed alone; watch: as vCPU 0 of a pid 0 VM)\n"
 "    -i SECONDS      watch interval (default 1, may be fractional)\n"
-"    -n COUNT        watch: stop after COUNT refreshes\n"
+"    -n COUNT        watch: stop after COUNT intervals (every mode)\n"
 "    -f REGEX        watch: only stats whose name matches (extended regex)\n"
 "    -g REGEX        watch: only VMs whose guest name, process name or pid\n"
 "                    matches\n"
 "    -b, --batch     watch: plain frames one after another, even on a\n"
-"                    terminal (for logging)\n"
+"                    terminal\n"
+"    -l, --log       watch: a header of event names, then each interval a\n"
+"                    line of how much each grew (kvm_stat -l)\n"
+"    -L, --log-to-file FILE\n"
+"                    watch: that log appended to FILE (SIGHUP reopens it)\n"
+"    -c, --csv       watch: the log comma-separated, with -l or -L\n"
 "    -h, --help      this text\n"
 "    --version       print the version and exit\n"
 "\n"
 "EXIT STATUS\n"
 "    0 success, 1 runtime error (no such VM, permission denied, malformed\n"
-"    stats, standard output not writable), 2 usage error.  Errors go to\n"
-"    standard error.\n";
+"    stats, standard output or the -L file not writable), 2 usage error.\n"
+"    Errors go to standard error.\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -136,10 +145,12 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "batch", no_argument, NULL, 'b' },
+	{ "log", no_argument, NULL, 'l' },
+	{ "log-to-file", required_argument, NULL, 'L' },
+	{ "csv", no_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
 
 static const char *opt_name(int c)
 {
@@ -165,7 +176,7 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:n:f:g:bh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:n:f:g:blL:ch", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
@@ -208,6 +219,17 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 		case 'b':
 			o->batch = 1;
 			break;
+		case 'l':
+			o->log = 1;
+			break;
+		case 'L':
+			if (!*optarg)
+				usage_error("%s: -L needs a file name", cmd);
+			o->log_file = optarg;
+			break;
+		case 'c':
+			o->csv = 1;
+			break;
 		}
 	}
 	if (optind < argc && strchr(allowed, 'p'))
@@ -217,6 +239,11 @@ static void parse_opts(int argc, char **argv, const char *cmd,
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->file && (o->pid || o->vcpu >= 0))
 		usage_error("%s: --file takes no PID or --vcpu", cmd);
+	/* One way of showing: as kvm_stat's, the log and batch modes exclude. */
+	if (o->batch && (o->log || o->log_file))
+		usage_error("%s: -b and -l/-L exclude each other", cmd);
+	if (o->csv && !o->log && !o->log_file)
+		usage_error("%s: --csv needs -l or -L", cmd);
 }
 
 int main(int argc, char **argv)
@@ -244,7 +271,7 @@ int main(int argc, char **argv)
 		return finish(cmd_show(&o));
 	}
 	if (!strcmp(cmd, "watch")) {
-		parse_opts(argc - 1, argv + 1, cmd, "pinFfgb", &o);
+		parse_opts(argc - 1, argv + 1, cmd, "pinFfgblLc", &o);
 		return finish(cmd_watch(&o));
 	}
 	usage_error("unknown command '%s'", cmd);

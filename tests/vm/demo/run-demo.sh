@@ -60,7 +60,7 @@ run kvm-statsfd show $vm
 
 section "kvm-statsfd watch $vm -i 1 -n 3: per-second rates, 3 frames"
 # Into a file: the results channel is a serial tty, and on a tty watch
-# would clear the screen between frames.
+# would be its ncurses view.
 echo "\$ kvm-statsfd watch $vm -i 1 -n 3 | cat"
 kvm-statsfd watch $vm -i 1 -n 3 > /tmp/watch.out
 rc=$?
