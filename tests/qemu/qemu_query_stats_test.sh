@@ -503,7 +503,12 @@ native_is_debugfs() {	# native_is_debugfs SCHEMA TARGET DBG_SNAPSHOT
 scenario() {
 	L=$1 tag=$2 stats=$3
 	start_qemu "$T/$tag.qemu.log"
-	if ! qmp '{"execute":"query-status"}' > "$T/$tag.status" 2> "$T/$tag.err" ||
+	# QEMU's start (about 50 shared libraries, a q35 machine) is the one
+	# step that needs a guest CPU for long: under TCG on a loaded host it
+	# once took more than the 30 s a QMP command gets (6.1-rt, the
+	# machine's load at 12, 2026-11-28).  A hang still fails, in 3 minutes.
+	if ! "$QMP" -t 180 "$SOCK" '{"execute":"query-status"}' \
+		> "$T/$tag.status" 2> "$T/$tag.err" ||
 		! grep -q '"running":false' "$T/$tag.status"; then
 		ok 1 "$L: QEMU starts paused and answers QMP" \
 			"$(cat "$T/$tag.status" "$T/$tag.err")" "QEMU:" \
