@@ -560,25 +560,32 @@ static char *doc_block(const char *doc, const char *header)
 	return strndup(p, e ? (size_t)(e - p) + 1 : strlen(p));
 }
 
+/* Documentation/exit-reasons.rst as one string (free() it), or NULL. */
+static char *read_exit_reasons_doc(void)
+{
+	FILE *f = fopen(EXIT_REASONS_RST, "r"), *m;
+	char *doc = NULL, buf[4096];
+	size_t len, dlen = 0;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&doc, &dlen);
+	while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, len, m);
+	fclose(m);
+	fclose(f);
+	return doc;
+}
+
 static void test_exit_reasons_doc(void)
 {
 	static const char *const hdr[2] = {
 		"  index  code   name\n", "  index  name\n"
 	};
-	char *doc = NULL, *want, *got;
-	size_t len = 0, dlen = 0;
-	FILE *f = fopen(EXIT_REASONS_RST, "r");
+	char *doc = read_exit_reasons_doc(), *want, *got;
+	size_t len = 0;
 	int vmx;
 
-	if (f) {
-		FILE *m = open_memstream(&doc, &dlen);
-		char buf[4096];
-
-		while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, len, m);
-		fclose(m);
-		fclose(f);
-	}
 	ok(!!doc, "%s readable", EXIT_REASONS_RST);
 	for (vmx = 0; vmx < 2; vmx++) {
 		FILE *m = open_memstream(&want, &len);
@@ -686,22 +693,10 @@ static void test_arm64_exit_names(void)
 	static const char *const kinds[] = { "IRQ", "SERROR", "TRAP", "ILLEGAL", "other" };
 	struct kvmstats_desc wrong = exit_desc_arm64;
 	char names[KVM_STATSFD_ARM64_EC_BUCKETS][24] = { { 0 } }, got[64], fb[16];
+	char *doc = read_exit_reasons_doc();
 	unsigned int i, named = 0, bad = 0;
-	char *doc = NULL;
-	size_t dlen = 0;
-	FILE *f = fopen(EXIT_REASONS_RST, "r"), *m;
 	int rows, cls;
 
-	if (f) {
-		char buf[4096];
-		size_t n;
-
-		m = open_memstream(&doc, &dlen);
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, n, m);
-		fclose(m);
-		fclose(f);
-	}
 	rows = doc_arm64_classes(doc, names);
 	ok(rows > 30, "Documentation/exit-reasons.rst has the arm64 class table (%d rows)", rows);
 	for (i = 0; i < KVM_STATSFD_ARM64_EC_BUCKETS; i++) {
