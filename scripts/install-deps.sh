@@ -15,6 +15,8 @@ set -euo pipefail
 # collectd-dev builds the collectd plugin (tools/collectd) and
 # collectd-core is the daemon its guest test runs; the package ships a
 # service that stays inactive without /etc/collectd/collectd.conf.
+# libcap-dev: the exporter's guest test runs it with the credentials
+# of its shipped unit (tests/exporter/as_unit.c).
 # libsystemd-dev: the exporter asks systemd-machined for VM names over
 # sd-bus; dbus-daemon runs a private bus for its test's stand-in.
 # bochs and the
@@ -36,7 +38,7 @@ set -euo pipefail
 PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
-libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
+libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev libcap-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
 mmdebstrap debian-archive-keyring
 dpkg-dev debhelper dh-dkms pkgconf lintian"

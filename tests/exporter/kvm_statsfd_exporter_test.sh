@@ -430,6 +430,19 @@ ok $? "Accept-Encoding: gzip gets a gzip body with build_info" \
 grep -q '^kvm_exporter_scrape_duration_seconds [0-9]' "$T/m1"
 ok $? "kvm_exporter_scrape_duration_seconds present"
 
+# As the package runs it: the shipped unit's user and capabilities
+# (tests/exporter/as_unit.c reads them from the unit file), against this
+# VM of root's.  /proc/PID/fd of another user's process is mode 0500:
+# CAP_SYS_PTRACE alone cannot list it.
+AS_UNIT=/opt/kvm-statsfd-test/as-unit
+UNIT=/opt/kvm-statsfd-test/kvm-statsfd-exporter.service
+r=$(st "$AS_UNIT" "$UNIT" -- "$EXP" --once)
+grep -q "^kvm_vm_io_out_exits_total{$L} [1-9]" "$T/out" &&
+	[ "$(val "$T/out" kvm_exporter_processes_denied)" = 0 ]
+ok $((r != 0 || $? != 0)) "under the shipped unit's user and capabilities ($(sed -n 's/^AmbientCapabilities=//p' "$UNIT")): the VM of root is exported, no process denied" \
+	"status $r, $(grep '^kvm_exporter_processes_denied' "$T/out")" \
+	"$(head -n 5 "$T/err")"
+
 nf=$(echo "$fds1" | grep -c kvm)
 [ "$fds1" = "$fds2" ] && [ "$nf" = 3 ]
 ok $? "stats fds kept open between scrapes (the same 3 fds: VM + 2 vCPUs)" \

@@ -45,7 +45,7 @@ for f in "$BUILD/tools/exporter-guest/"*; do bins+=(--bin "$f"); done
 "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--tests "$BUILD/tests-exporter/tests" \
-	--tree "$BUILD/tests-exporter/prometheus-root" \
+	--tree "$BUILD/tests-exporter/guest-root" \
 	--bin "$BUILD/tests-tools/bin/demo-vm" \
 	--bin "$BUILD/tools/kvm-statsfd" "${bins[@]}"
 step "[$series] booting $rel"

@@ -329,7 +329,7 @@ guest_test_payload() {
 		--bin "$BUILD/tools/kvm-statsfd"
 	if ! grep -qx kvm_statsfd_exporter_test <<< "$absent"; then
 		echo --tests "$BUILD/tests-exporter/tests" \
-			--tree "$BUILD/tests-exporter/prometheus-root"
+			--tree "$BUILD/tests-exporter/guest-root"
 		for f in "$BUILD/tools/exporter-guest/"*; do
 			echo --bin "$f"
 		done
