@@ -119,11 +119,11 @@ if command -v systemd-analyze > /dev/null; then
 else
 	ok 1 "systemd-analyze verify accepts the unit" "no systemd-analyze"
 fi
-grep -q '^CapabilityBoundingSet=CAP_SYS_PTRACE$' "$U" &&
-	grep -q '^AmbientCapabilities=CAP_SYS_PTRACE$' "$U" &&
+grep -q '^CapabilityBoundingSet=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH$' "$U" &&
+	grep -q '^AmbientCapabilities=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH$' "$U" &&
 	grep -q '^NoNewPrivileges=yes$' "$U" && grep -q '^ProtectSystem=strict$' "$U" &&
 	grep -q "^DynamicUser=yes$" "$U"
-ok $? "unit: an unprivileged user with CAP_SYS_PTRACE only, NoNewPrivileges, ProtectSystem=strict"
+ok $? "unit: an unprivileged user with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH only, NoNewPrivileges, ProtectSystem=strict"
 
 # Every system call the exporter makes that a sandbox might refuse.
 filt=$(sed -n 's/^SystemCallFilter=//p' "$U")

@@ -25,7 +25,7 @@
  *     PerVCPU false
  *   </Plugin>
  *
- * Needs root or CAP_SYS_PTRACE, as the exporter does.
+ * Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, as the exporter does.
  */
 #include <pwd.h>
 #include <stdbool.h>
@@ -188,7 +188,7 @@ static int kvs_read(user_data_t *ud)
 	}
 	/* Said when it changes: every interval would flood the log. */
 	if (denied != denied_said)
-		WARNING(PLUGIN ": the fds of %u processes cannot be read (needs root or CAP_SYS_PTRACE): their VMs, if any, are not collected",
+		WARNING(PLUGIN ": the fds of %u processes cannot be read (needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH): their VMs, if any, are not collected",
 			denied);
 	denied_said = denied;
 	for (i = 0; i < n; i++) {

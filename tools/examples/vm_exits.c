@@ -5,7 +5,7 @@
  *
  *   vm_exits [-1]
  *
- * Needs root or CAP_SYS_PTRACE to look into the VMMs (QEMU and others).
+ * Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, to look into the VMMs (QEMU and others).
  * Build it against the installed library:
  *
  *   cc -o vm_exits vm_exits.c $(pkg-config --cflags --libs libkvmstats)
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	if (!n) {
 		/* Nothing found is not "no VMs" when we could not look. */
 		if (denied)
-			fprintf(stderr, "vm_exits: %u processes could not be read (needs root or CAP_SYS_PTRACE)\n",
+			fprintf(stderr, "vm_exits: %u processes could not be read (needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH)\n",
 				denied);
 		else
 			printf("no KVM VMs on this host\n");

@@ -251,7 +251,7 @@ int exporter_discover(struct exporter *e)
 	if (!e->denied) {
 		e->denied_said = 0;
 	} else if (!e->denied_said) {
-		fprintf(stderr, "kvm-statsfd-exporter: error: the fds of %u processes cannot be read (needs root or CAP_SYS_PTRACE): their VMs, if any, are not exported (kvm_exporter_processes_denied)\n",
+		fprintf(stderr, "kvm-statsfd-exporter: error: the fds of %u processes cannot be read (needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH): their VMs, if any, are not exported (kvm_exporter_processes_denied)\n",
 			e->denied);
 		e->denied_said = 1;
 	}
@@ -438,7 +438,7 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	fprintf(f, "# HELP kvm_exporter_stats_fds KVM stats fds the exporter holds open.\n"
 		"# TYPE kvm_exporter_stats_fds gauge\nkvm_exporter_stats_fds %u\n",
 		nfds);
-	fprintf(f, "# HELP kvm_exporter_processes_denied Processes whose fds the exporter was not allowed to read at this scrape (it needs root or CAP_SYS_PTRACE): VMs they run are missing.\n"
+	fprintf(f, "# HELP kvm_exporter_processes_denied Processes whose fds the exporter was not allowed to read at this scrape (it needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH): VMs they run are missing.\n"
 		"# TYPE kvm_exporter_processes_denied gauge\nkvm_exporter_processes_denied %u\n",
 		e->denied);
 	fprintf(f, "# HELP kvm_exporter_errors_total Stats fds that could not be opened or read although their VMM was running, since the exporter started.\n"

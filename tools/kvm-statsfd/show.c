@@ -29,7 +29,7 @@ int find_vms(const struct opts *o, struct kvmstats_vm **vms)
 	if (!n && denied) {
 		fprintf(stderr, "kvm-statsfd: permission denied: %u processes' fds cannot be read%s\n",
 			denied,
-			geteuid() ? " (needs root or CAP_SYS_PTRACE)" : "");
+			geteuid() ? " (needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH)" : "");
 		kvmstats_vms_free(*vms, 0);
 		return -1;
 	}
