@@ -11,11 +11,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/init.h>
-#include <linux/kobject.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
-#include <linux/sysfs.h>
 
 #include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/counters.h>
@@ -54,90 +52,6 @@ MODULE_PARM_DESC(cross_process,
 
 bool ks_superset = true;
 
-/*
- * /sys/module/kvm_statsfd/objects/: live objects, for leak checks, and
- * the bytes each one takes.
- */
-static ssize_t ks_objects_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	const char *name = attr->attr.name;
-	atomic_long_t *n;
-
-	if (!strcmp(name, "vm_bytes"))
-		return sysfs_emit(buf, "%u\n", ks_vm_state_size());
-	if (!strcmp(name, "vcpu_bytes"))
-		return sysfs_emit(buf, "%u\n", ks_vcpu_state_size());
-	if (!strcmp(name, "file_bytes"))
-		return sysfs_emit(buf, "%u\n", ks_stats_file_size());
-	if (!strcmp(name, "counter_pages"))
-		return sysfs_emit(buf, "%lu\n", ks_counter_pages());
-	if (!strcmp(name, "bytes"))
-		return sysfs_emit(buf, "%lu\n", ks_state_bytes());
-	if (!strcmp(name, "vms"))
-		n = &ks_nr_vms;
-	else if (!strcmp(name, "vcpus"))
-		n = &ks_nr_vcpus;
-	else
-		n = &ks_nr_files;
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(n));
-}
-
-#define KS_OBJECT_ATTR(_name) \
-	static struct kobj_attribute ks_attr_##_name = \
-		__ATTR(_name, 0444, ks_objects_show, NULL)
-
-KS_OBJECT_ATTR(vms);
-KS_OBJECT_ATTR(vcpus);
-KS_OBJECT_ATTR(files);
-KS_OBJECT_ATTR(vm_bytes);
-KS_OBJECT_ATTR(vcpu_bytes);
-KS_OBJECT_ATTR(file_bytes);
-KS_OBJECT_ATTR(counter_pages);
-KS_OBJECT_ATTR(bytes);
-
-static struct attribute *ks_object_attrs[] = {
-	&ks_attr_vms.attr,
-	&ks_attr_vcpus.attr,
-	&ks_attr_files.attr,
-	&ks_attr_vm_bytes.attr,
-	&ks_attr_vcpu_bytes.attr,
-	&ks_attr_file_bytes.attr,
-	&ks_attr_counter_pages.attr,
-	&ks_attr_bytes.attr,
-	NULL,
-};
-
-static const struct attribute_group ks_object_group = {
-	.attrs = ks_object_attrs,
-};
-
-/*
- * A kobject of our own: attributes placed straight on the module's kobject
- * would be called as module_attributes, with another signature.
- */
-static struct kobject *ks_objects_kobj;
-
-static int ks_sysfs_init(void)
-{
-	int ret;
-
-	ks_objects_kobj = kobject_create_and_add("objects",
-						 &THIS_MODULE->mkobj.kobj);
-	if (!ks_objects_kobj)
-		return -ENOMEM;
-	ret = sysfs_create_group(ks_objects_kobj, &ks_object_group);
-	if (ret)
-		kobject_put(ks_objects_kobj);
-	return ret;
-}
-
-static void ks_sysfs_exit(void)
-{
-	sysfs_remove_group(ks_objects_kobj, &ks_object_group);
-	kobject_put(ks_objects_kobj);
-}
-
 static int __init kvm_statsfd_init(void)
 {
 	int ret;
@@ -164,12 +78,10 @@ static int __init kvm_statsfd_init(void)
 	ret = ks_counters_init();
 	if (ret)
 		goto out_layout;
-	ret = ks_sysfs_init();
-	if (ret)
-		goto out_counters;
+	ks_debugfs_init();
 	ret = ks_hook_destroy_init();
 	if (ret)
-		goto out_sysfs;
+		goto out_debugfs;
 	ret = ks_probes_init();
 	if (ret)
 		goto out_destroy;
@@ -191,9 +103,8 @@ out_probes:
 	ks_probes_exit();
 out_destroy:
 	ks_hook_destroy_exit();
-out_sysfs:
-	ks_sysfs_exit();
-out_counters:
+out_debugfs:
+	ks_debugfs_exit();
 	ks_counters_exit();
 out_layout:
 	ks_layout_exit();
@@ -206,7 +117,7 @@ static void __exit kvm_statsfd_exit(void)
 	ks_hook_exit();
 	ks_probes_exit();
 	ks_hook_destroy_exit();
-	ks_sysfs_exit();
+	ks_debugfs_exit();
 	ks_counters_exit();
 	ks_layout_exit();
 	pr_info("unloaded\n");

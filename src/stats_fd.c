@@ -569,9 +569,3 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 	return ks_stats_fd_install(fd, ks_stats_file_vcpu(vcpu, name),
 				   vcpu->kvm);
 }
-
-/* An open stats file allocates nothing of the module's own. */
-unsigned int ks_stats_file_size(void)
-{
-	return 0;
-}

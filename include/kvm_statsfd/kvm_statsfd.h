@@ -82,8 +82,10 @@ int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu);
 struct file *ks_stats_file_vm(struct kvm *kvm, const char *name);
 struct file *ks_stats_file_vcpu(struct kvm_vcpu *vcpu, const char *name);
 
-/* Bytes of one open stats file's private state. */
-unsigned int ks_stats_file_size(void);
 extern atomic_long_t ks_nr_files;
+
+/* /sys/kernel/debug/kvm_statsfd/: live objects (debugfs.c). */
+void ks_debugfs_init(void);
+void ks_debugfs_exit(void);
 
 #endif /* _KVM_STATSFD_H */

@@ -31,7 +31,7 @@
  *    ENOTTY on a VM fd and EINVAL on a vCPU fd where KVM has no binary
  *    stats), and after the module is loaded again, the module's file.
  *
- * No leak: /sys/module/kvm_statsfd/objects/{vms,vcpus,files} return to
+ * No leak: /sys/kernel/debug/kvm_statsfd/{vms,vcpus,files} return to
  * their values before each test once its VM is destroyed.
  *
  * And one test of the rig, since these tests need 32-bit processes that

@@ -119,7 +119,7 @@ static inline void ks_select_cases(void)
 
 /*
  * What a test must leave as it found it: the module's live VM and vCPU
- * states and open stats files (/sys/module/kvm_statsfd/objects), and the
+ * states and open stats files (/sys/kernel/debug/kvm_statsfd), and the
  * process's open fds.
  */
 struct ks_baseline {

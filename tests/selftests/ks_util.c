@@ -339,7 +339,7 @@ long ks_objects_read(const char *name)
 	long v;
 	int ret;
 
-	snprintf(path, sizeof(path), "/sys/module/kvm_statsfd/objects/%s",
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm_statsfd/%s",
 		 name);
 	ret = read_line(path, buf, sizeof(buf));
 	if (ret)

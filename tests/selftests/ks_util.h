@@ -108,7 +108,7 @@ struct ks_exit_codes {
 void ks_host_exit_codes(struct ks_exit_codes *c);
 
 /*
- * /sys/module/kvm_statsfd/objects/@name ("vms", "vcpus", "files"): the
+ * /sys/kernel/debug/kvm_statsfd/@name ("vms", "vcpus", "files"): the
  * value, or -errno.
  */
 long ks_objects_read(const char *name);

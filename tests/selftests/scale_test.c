@@ -48,7 +48,7 @@
  *    histogram holds exactly its runs' CPUIDs and OUTs, the VM's is their
  *    sum.
  *
- * After every test the process's fds and /sys/module/kvm_statsfd/objects/
+ * After every test the process's fds and /sys/kernel/debug/kvm_statsfd/
  * {files,vms,vcpus} are back to their values before it (vms and vcpus
  * polled: they drop after an RCU grace period and a work item).  The rig
  * fails the run on any kernel WARN, BUG, lockdep or KASAN report.

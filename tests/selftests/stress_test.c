@@ -36,7 +36,7 @@
  *
  * Leak checks, after every test (check_no_leak()): every fd the test opened
  * is closed, so the number of entries in /proc/self/fd is what it was when
- * the test began; and /sys/module/kvm_statsfd/objects/{files,vms,vcpus}
+ * the test began; and /sys/kernel/debug/kvm_statsfd/{files,vms,vcpus}
  * are back to what they were before.  "files" drops at close(); "vms" and
  * "vcpus" only after KVM destroyed the VM, an RCU grace period and the
  * module's workqueue, so those are polled for up to KS_FREE_WAIT_MS.  The

@@ -10,6 +10,8 @@
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# The module's live objects are counted in debugfs.
+mount -t debugfs debugfs /sys/kernel/debug
 
 
 tap() { # tap OK|FAIL DESCRIPTION [DETAIL]
@@ -20,7 +22,7 @@ tap() { # tap OK|FAIL DESCRIPTION [DETAIL]
 # (freed an RCU grace period after KVM destroys them).
 no_leak() {
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		v=$(cat /sys/module/kvm_statsfd/objects/vms)
+		v=$(cat /sys/kernel/debug/kvm_statsfd/vms)
 		[ "$v" = 0 ] && break
 		sleep 0.1
 	done
@@ -28,7 +30,7 @@ no_leak() {
 		tap OK "$1: no VM state left"
 	else
 		tap FAIL "$1: no VM state left" "vms=$v"
-		cat /sys/module/kvm_statsfd/objects/* 2>&1 | sed 's/^/# /'
+		cat /sys/kernel/debug/kvm_statsfd/* 2>&1 | sed 's/^/# /'
 	fi
 }
 
