@@ -268,7 +268,7 @@ static int reload_module(const char *config)
 
 static void print_run(const char *name, const char *what, const struct run *run)
 {
-	long vcpu_bytes = read_long(VCPU_BYTES);
+	long vcpu_bytes = read_long(OBJECTS "vcpu_bytes");
 	char extra[64] = "";
 
 	if (vcpu_bytes >= 0)
