@@ -43,6 +43,7 @@
 
 #include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
@@ -138,12 +139,12 @@ static void ks_vcpu_set_block(struct ks_vcpu *kv, u64 *c)
 /* A vCPU state of @vm and its counters, zeroed (the counters may be empty). */
 static struct ks_vcpu *ks_vcpu_alloc(struct ks_vm *vm, gfp_t gfp)
 {
-	struct ks_vcpu *kv = kmem_cache_zalloc(ks_vcpu_cache, gfp);
+	struct ks_vcpu *kv = ks_fault_null(kmem_cache_zalloc(ks_vcpu_cache, gfp));
 	u64 *c;
 
 	if (!kv)
 		return NULL;
-	c = kmem_cache_zalloc(ks_block_cache, gfp);
+	c = ks_fault_null(kmem_cache_zalloc(ks_block_cache, gfp));
 	if (!c) {
 		kmem_cache_free(ks_vcpu_cache, kv);
 		return NULL;
@@ -213,7 +214,8 @@ static struct page **ks_vcpu_chunk_slot(struct ks_vm *vm, struct ks_vcpu *kv)
 	if (i >= vm->nr_chunks) {
 		/* Grown by doubling: a VM's vCPUs come one by one. */
 		n = max(i + 1, 2 * vm->nr_chunks);
-		chunks = kcalloc(n, sizeof(*chunks), GFP_KERNEL_ACCOUNT);
+		chunks = ks_fault_null(kcalloc(n, sizeof(*chunks),
+					       GFP_KERNEL_ACCOUNT));
 		if (!chunks)
 			return NULL;
 		if (vm->nr_chunks)
@@ -234,9 +236,11 @@ static u64 *ks_arena_block(struct ks_vm *vm, struct ks_vcpu *kv)
 	if (!chunk)
 		return NULL;
 	if (!*chunk) {
-		*chunk = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-				     (ks_arena_order ? __GFP_COMP : 0),
-				     ks_arena_order);
+		*chunk = ks_fault_null(alloc_pages(GFP_KERNEL_ACCOUNT |
+						   __GFP_ZERO |
+						   (ks_arena_order ?
+						    __GFP_COMP : 0),
+						   ks_arena_order));
 		if (!*chunk)
 			return NULL;
 		atomic_long_inc(&ks_nr_arena_chunks);
@@ -363,7 +367,7 @@ struct ks_vm *ks_vm_get(struct kvm *kvm, gfp_t gfp)
 	if (vm)
 		return vm;
 
-	vm = kmem_cache_zalloc(ks_vm_cache, gfp | __GFP_NOWARN);
+	vm = ks_fault_null(kmem_cache_zalloc(ks_vm_cache, gfp | __GFP_NOWARN));
 	if (!vm)
 		return NULL;
 	vm->kvm = kvm;
@@ -685,18 +689,21 @@ int ks_counters_init(void)
 	/* Own slab caches, so their object counts in slabinfo are ours. */
 	flags |= SLAB_NO_MERGE;
 #endif
-	ks_vm_cache = kmem_cache_create("kvm_statsfd_vm", sizeof(struct ks_vm),
-					0, flags, NULL);
-	ks_vcpu_cache = kmem_cache_create("kvm_statsfd_vcpu",
-					  sizeof(struct ks_vcpu), 0, flags, NULL);
+	ks_vm_cache = ks_fault_null(kmem_cache_create("kvm_statsfd_vm",
+						      sizeof(struct ks_vm), 0,
+						      flags, NULL));
+	ks_vcpu_cache = ks_fault_null(kmem_cache_create("kvm_statsfd_vcpu",
+							sizeof(struct ks_vcpu),
+							0, flags, NULL));
 	/* A block with no group enabled still gets a line, never read. */
 	ks_block_size = ALIGN(max_t(u32, ks_own_counters_size(), 1),
 			      SMP_CACHE_BYTES);
 	ks_arena_order = get_order(ks_block_size);
 	ks_arena_slots = (PAGE_SIZE << ks_arena_order) / ks_block_size;
-	ks_block_cache = kmem_cache_create("kvm_statsfd_counters",
-					   ks_block_size, SMP_CACHE_BYTES,
-					   flags, NULL);
+	ks_block_cache = ks_fault_null(kmem_cache_create("kvm_statsfd_counters",
+							 ks_block_size,
+							 SMP_CACHE_BYTES,
+							 flags, NULL));
 	ks_read_srcu_ready = !init_srcu_struct(&ks_read_srcu);
 	/*
 	 * Frees after RCU need no particular CPU.  7.x WARNs at a workqueue

@@ -11,6 +11,7 @@
  *                       bytes of one VM's and one vCPU's state
  *   counter_pages       pages that mapped VMs' counters moved into
  *   bytes               all the state and counters alive, in bytes
+ *   fail_nth            test builds only: include/kvm_statsfd/fault.h
  */
 
 #include <linux/atomic.h>
@@ -19,6 +20,7 @@
 #include <linux/kernel.h>
 
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 
 struct ks_debug_file {
@@ -92,6 +94,7 @@ void ks_debugfs_init(void)
 					   ks_debug_dir,
 					   (void *)&ks_debug_files[i],
 					   &ks_debug_fops);
+	ks_fault_debugfs_init(ks_debug_dir);
 }
 
 void ks_debugfs_exit(void)

@@ -47,6 +47,7 @@
 
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/ftrace_arch.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/native.h>
@@ -338,7 +339,7 @@ int ks_hook_destroy_init(void)
 			       ks_destroy_name, &ks_destroy_ip);
 	if (ret)
 		return ret;
-	ret = register_ftrace_function(&ks_destroy_ops);
+	ret = ks_fault_int(register_ftrace_function(&ks_destroy_ops));
 	if (ret) {
 		pr_err("cannot register the VM destruction hook: %d\n", ret);
 		goto out_detach;
@@ -406,7 +407,7 @@ int ks_hook_init(void)
 	ret = ks_hook_attach();
 	if (ret)
 		goto out_detach;
-	ret = register_ftrace_function(ks_divert_ops);
+	ret = ks_fault_int(register_ftrace_function(ks_divert_ops));
 	if (ret == -ENOMEM) {
 		pr_err("cannot divert KVM_GET_STATS_FD: out of memory\n");
 		goto out_detach;

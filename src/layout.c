@@ -13,6 +13,7 @@
 #include <linux/string.h>
 
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 #include <kvm_statsfd/native.h>
@@ -65,7 +66,7 @@ static int ks_kind_build(enum ks_kind_id id)
 	k->native_struct_off = n->struct_off;
 	k->own_size = own_end;
 	k->descs_size = (n->num_desc + nr_own) * KS_DESC_SIZE;
-	k->descs = kzalloc(k->descs_size, GFP_KERNEL);
+	k->descs = ks_fault_null(kzalloc(k->descs_size, GFP_KERNEL));
 	if (!k->descs)
 		return -ENOMEM;
 
@@ -119,7 +120,7 @@ static int ks_kind_check_tiling(enum ks_kind_id id)
 	struct ks_range *r;
 	int ret = 0;
 
-	r = kcalloc(n, sizeof(*r), GFP_KERNEL);
+	r = ks_fault_null(kcalloc(n, sizeof(*r), GFP_KERNEL));
 	if (!r)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {

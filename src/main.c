@@ -17,6 +17,7 @@
 
 #include <kvm_statsfd/clock.h>
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 #include <kvm_statsfd/version.h>
@@ -52,7 +53,7 @@ MODULE_PARM_DESC(cross_process,
 
 bool ks_superset = true;
 
-static int __init kvm_statsfd_init(void)
+static int __init ks_load(void)
 {
 	int ret;
 
@@ -108,6 +109,16 @@ out_debugfs:
 	ks_counters_exit();
 out_layout:
 	ks_layout_exit();
+	return ret;
+}
+
+static int __init kvm_statsfd_init(void)
+{
+	int ret;
+
+	ks_fault_load_begin();
+	ret = ks_load();
+	ks_fault_load_end();
 	return ret;
 }
 

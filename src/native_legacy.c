@@ -24,6 +24,7 @@
 #include <linux/string.h>
 
 #include <kvm_statsfd/compat.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/native.h>
 
@@ -85,8 +86,8 @@ static int ks_legacy_build(enum ks_kind_id kind,
 		nr += it->kind == stat_kind;
 	if (!nr)
 		return -ENOENT;
-	descs = kcalloc(nr, KS_DESC_SIZE, GFP_KERNEL);
-	word_off = kcalloc(nr, sizeof(*word_off), GFP_KERNEL);
+	descs = ks_fault_null(kcalloc(nr, KS_DESC_SIZE, GFP_KERNEL));
+	word_off = ks_fault_null(kcalloc(nr, sizeof(*word_off), GFP_KERNEL));
 	n->descs = descs;
 	n->word_off = word_off;
 	if (!descs || !word_off)

@@ -17,6 +17,7 @@
 #include <linux/stddef.h>
 
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
@@ -286,8 +287,8 @@ int ks_own_stats_init(void)
 		if (ks_defs[i].vm_only && ks_group_enabled(ks_defs[i].group))
 			vm_words += ks_defs[i].size;
 
-	ks_word_agg = kcalloc(ks_vcpu_own_words + vm_words,
-			      sizeof(*ks_word_agg), GFP_KERNEL);
+	ks_word_agg = ks_fault_null(kcalloc(ks_vcpu_own_words + vm_words,
+					    sizeof(*ks_word_agg), GFP_KERNEL));
 	if (!ks_word_agg)
 		return -ENOMEM;
 	w = ks_vcpu_own_words;

@@ -9,6 +9,7 @@
 #include <linux/kernel.h>
 #include <linux/tracepoint.h>
 
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 #include <kvm_statsfd/probes.h>
@@ -71,8 +72,9 @@ int ks_probes_init(void)
 	for (i = ARRAY_SIZE(ks_probes) - 1; i >= 0; i--) {
 		if (!ks_probes[i].needed)
 			continue;
-		ret = tracepoint_probe_register(ks_probes[i].tp,
-						ks_probes[i].func, NULL);
+		ret = ks_fault_int(tracepoint_probe_register(ks_probes[i].tp,
+							     ks_probes[i].func,
+							     NULL));
 		if (ret) {
 			pr_err("cannot attach to tracepoint %s: %d\n",
 			       ks_probes[i].tp->name, ret);

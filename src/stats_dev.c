@@ -30,6 +30,7 @@
 #include <linux/sched.h>
 
 #include <kvm_statsfd/compat.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/stats_dev.h>
 
@@ -99,7 +100,7 @@ static struct miscdevice ks_dev = {
 
 int ks_stats_dev_init(void)
 {
-	int ret = misc_register(&ks_dev);
+	int ret = ks_fault_int(misc_register(&ks_dev));
 
 	if (ret)
 		pr_err("cannot register /dev/%s: %d\n", KVM_STATSFD_DEV_NAME,

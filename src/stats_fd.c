@@ -27,6 +27,7 @@
 
 #include <kvm_statsfd/compat.h>
 #include <kvm_statsfd/counters.h>
+#include <kvm_statsfd/fault.h>
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 
@@ -483,7 +484,7 @@ static struct file *ks_stats_file(const struct file_operations *fops,
 	struct file *file;
 
 	atomic_long_inc(&ks_nr_files);
-	file = anon_inode_getfile(name, fops, priv, O_RDONLY);
+	file = ks_fault_ptr(anon_inode_getfile(name, fops, priv, O_RDONLY));
 	if (IS_ERR(file)) {
 		atomic_long_dec(&ks_nr_files);
 		return file;
@@ -531,7 +532,7 @@ static int ks_stats_fd_install(int fd, struct file *file, struct kvm *kvm)
 
 int ks_stats_fd_create_vm(struct kvm *kvm)
 {
-	int fd = get_unused_fd_flags(O_CLOEXEC);
+	int fd = ks_fault_int(get_unused_fd_flags(O_CLOEXEC));
 
 	if (fd < 0)
 		return fd;
@@ -559,7 +560,7 @@ static void ks_vcpu_anon_name(char *buf, size_t len, const char *prefix,
 
 int ks_stats_fd_create_vcpu(struct kvm_vcpu *vcpu)
 {
-	int fd = get_unused_fd_flags(O_CLOEXEC);
+	int fd = ks_fault_int(get_unused_fd_flags(O_CLOEXEC));
 	char name[32];
 
 	if (fd < 0)

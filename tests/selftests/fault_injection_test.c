@@ -14,8 +14,16 @@
  * resumes.  The judge fails the run on any splat; kmemleak (on the debug
  * kernel) sees leaks of memory that is not ours to count.
  *
- * Needs a kernel with CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB (the rig's
- * debug kernel); elsewhere it skips, an expected skip (tests/vm/manifest).
+ * Where the faults come from: the kernel's fault injection, on a kernel
+ * with CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB (the rig's debug kernel);
+ * else the module's own fault points, in a build of it made for that
+ * (KS_FAULT_POINTS=1: include/kvm_statsfd/fault.h), which
+ * KVM_STATSFD_FAULTS_KO names and this program then loads instead of
+ * KVM_STATSFD_KO.  Those fail the module's own calls as a whole, an
+ * allocation of the kernel's inside them (anon_inode_getfile's) included,
+ * and reach the code of kernels that have no fault injection (5.10's
+ * native stats, brought by the module).  With neither, it skips, an
+ * expected skip (tests/vm/manifest).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -50,20 +58,49 @@ static int write_str(const char *path, const char *s)
 	return n < 0 ? -errno : 0;
 }
 
+static enum { FAULTS_NONE, FAULTS_KERNEL, FAULTS_MODULE } faults;
+
+/* The module's: /sys/kernel/debug/kvm_statsfd/fail_nth (src/fault.c). */
+#define MODULE_FAIL_NTH	"/sys/kernel/debug/kvm_statsfd/fail_nth"
+#define LOAD_FAULT_NTH	"/sys/module/kvm_statsfd/parameters/fault_nth"
+
+static const char *fail_nth_file(void)
+{
+	return faults == FAULTS_MODULE ? MODULE_FAIL_NTH :
+					 "/proc/thread-self/fail-nth";
+}
+
+/*
+ * Before ks_util.c's program load (a constructor of default priority), so
+ * that the module this program loads is the one with the fault points.
+ */
+static void __attribute__((constructor(101))) pick_faults(void)
+{
+	const char *ko = getenv("KVM_STATSFD_FAULTS_KO");
+
+	if (!access("/proc/thread-self/fail-nth", W_OK) &&
+	    !access(FAILSLAB "ignore-gfp-wait", W_OK)) {
+		faults = FAULTS_KERNEL;
+	} else if (ko && *ko && !access(ko, R_OK)) {
+		faults = FAULTS_MODULE;
+		setenv("KVM_STATSFD_KO", ko, 1);
+	}
+}
+
 /* Arm the Nth fault point of this thread. */
 static int fail_nth_set(int n)
 {
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%d", n);
-	return write_str("/proc/thread-self/fail-nth", buf);
+	return write_str(fail_nth_file(), buf);
 }
 
 /* 0 once the armed fault was used, else what is left of N. */
 static int fail_nth_left(void)
 {
 	char buf[16] = "";
-	int fd = open("/proc/thread-self/fail-nth", O_RDONLY | O_CLOEXEC);
+	int fd = open(fail_nth_file(), O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -103,8 +140,9 @@ static int fault_injection_setup(void)
 	unsigned int i;
 	int ret;
 
-	if (access("/proc/thread-self/fail-nth", W_OK) ||
-	    access(FAILSLAB "ignore-gfp-wait", W_OK))
+	if (faults == FAULTS_MODULE)
+		return access(MODULE_FAIL_NTH, W_OK) ? -errno : 0;
+	if (faults != FAULTS_KERNEL)
 		return -ENOENT;
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		ret = write_str(files[i][0], files[i][1]);
@@ -125,6 +163,8 @@ static int only_our_caches(int on)
 	unsigned int i;
 	int ret;
 
+	if (faults == FAULTS_MODULE)	/* the module's points are all ours */
+		return 0;
 	ret = write_str(FAILSLAB "cache-filter", on ? "Y" : "N");
 	for (i = 0; !ret && i < ARRAY_SIZE(caches); i++)
 		ret = write_str(caches[i], on ? "1" : "0");
@@ -159,6 +199,8 @@ static int load_filter(const struct load_scope *sc)
 	unsigned int i, j;
 	int ret = 0;
 
+	if (faults == FAULTS_MODULE)	/* the module's points are all ours */
+		return 0;
 	if (sc) {
 		vals[0] = sc->start;
 		vals[2] = sc->reject_start;
@@ -193,7 +235,7 @@ FIXTURE_SETUP(fault)
 	KS_SETUP_MODULE(&self->mod, "superset");
 	ret = fault_injection_setup();
 	if (ret)
-		SKIP(return, "no fault injection in this kernel (CONFIG_FAILSLAB, debugfs): %s",
+		SKIP(return, "no fault injection in this kernel (CONFIG_FAILSLAB, debugfs) and no module with its own fault points (KVM_STATSFD_FAULTS_KO): %s",
 		     strerror(-ret));
 	ks_host_exit_codes(&self->ec);
 	self->code_len = ks_code_cpuid_segments(self->code, sizeof(self->code),
@@ -657,6 +699,43 @@ static void load_counts(struct __test_metadata *_metadata,
 	}
 }
 
+/* What fail_nth_left() said after the last load_with_fault(). */
+static int load_left;
+
+/*
+ * A load with its Nth fault failing.  The module's own points are armed by
+ * its parameter, which reads what was left of N once loaded; a load that
+ * failed used its fault.
+ */
+static int load_with_fault(int n)
+{
+	char params[32], buf[16] = "";
+	int ret;
+
+	if (faults == FAULTS_MODULE) {
+		snprintf(params, sizeof(params), "fault_nth=%d", n);
+		ret = ks_module_load(params);
+		load_left = 0;
+		if (!ret) {
+			int fd = open(LOAD_FAULT_NTH, O_RDONLY | O_CLOEXEC);
+
+			if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+				buf[0] = '\0';
+			if (fd >= 0)
+				close(fd);
+			load_left = atoi(buf);
+		}
+		return ret;
+	}
+	ret = fail_nth_set(n);
+	if (ret)
+		return ret;
+	ret = ks_module_load("");
+	load_left = fail_nth_left();
+	fail_nth_set(0);
+	return ret;
+}
+
 TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
 {
 	int n, ret, left, failed = 0, absorbed = 0, checked = 0;
@@ -664,15 +743,18 @@ TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
 	char why[160];
 
 	NEED_SETUP();
-	sc.start = kallsyms_addr("_end", NULL);
-	if (!sc.start)
-		SKIP(return, "no _end in /proc/kallsyms (kptr_restrict?)");
-	sc.reject_start = kallsyms_addr("__kmem_cache_create_args",
-					&sc.reject_end);
-	if (!sc.reject_start)
-		sc.reject_start = kallsyms_addr("kmem_cache_create_usercopy",
+	if (faults == FAULTS_KERNEL) {
+		sc.start = kallsyms_addr("_end", NULL);
+		if (!sc.start)
+			SKIP(return, "no _end in /proc/kallsyms (kptr_restrict?)");
+		sc.reject_start = kallsyms_addr("__kmem_cache_create_args",
 						&sc.reject_end);
-	ASSERT_NE(0, sc.reject_start) TH_LOG("no kmem_cache_create in /proc/kallsyms");
+		if (!sc.reject_start)
+			sc.reject_start = kallsyms_addr("kmem_cache_create_usercopy",
+							&sc.reject_end);
+		ASSERT_NE(0, sc.reject_start)
+			TH_LOG("no kmem_cache_create in /proc/kallsyms");
+	}
 	/* Asked now: it reloads the module when loaded (cached after). */
 	ks_native_binary_stats();
 	ret = ks_module_unload_wait(KS_FREE_WAIT_MS);
@@ -681,11 +763,8 @@ TEST_F_TIMEOUT(fault, load_every_allocation, 1500)
 	ASSERT_EQ(0, ret) TH_LOG("fault injection stack filter: %s",
 				 strerror(-ret));
 	for (n = 1; n <= MAX_LOAD_NTH; n++) {
-		ASSERT_EQ(0, fail_nth_set(n));
-		ret = ks_module_load("");
-		left = fail_nth_left();
-		fail_nth_set(0);
-
+		ret = load_with_fault(n);
+		left = load_left;
 		if (!ret) {
 			/* Went through: the fault had a fallback, or no use. */
 			absorbed += !left;

@@ -302,8 +302,9 @@ done
 # parallel with them (a cold chroot is mostly downloads and dpkg).
 
 # build_kernel SERIES REL ROOT: the one module build for a kernel, the
-# rig's test modules (the livepatch stand-in, the filler) and, on the
-# self-test lane's kernel, its WARN module.
+# rig's test modules (the livepatch stand-in, the filler), on the
+# self-test lane's kernel its WARN module, and where the manifest wants
+# it the module with its own fault points (build_fault_module).
 build_kernel() {
 	local s=$1 rel=$2 root=$3 t WARN_LANE_IS=
 	[ "$WARN_LANE" != "$s" ] || WARN_LANE_IS=1
@@ -312,7 +313,8 @@ build_kernel() {
 	if build_module_once "$rel" "$root" > "$RUN/build/$rel/log" 2>&1 &&
 		build_rig_modules "$rel" "$root" "$BUILD/$rel/rig" \
 			livepatch_standin filler_module \
-			${WARN_LANE_IS:+warn_module} >> "$RUN/build/$rel/log" 2>&1; then
+			${WARN_LANE_IS:+warn_module} >> "$RUN/build/$rel/log" 2>&1 &&
+		build_fault_module "$s" "$rel" "$root" >> "$RUN/build/$rel/log" 2>&1; then
 		touch "$RUN/build/$rel/ok"
 		progress "[$s] kvm_statsfd.ko built for $rel ($(builder_of_root "$root"), $(($(date +%s) - t)) s)"
 	else

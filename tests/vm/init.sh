@@ -121,6 +121,10 @@ test | bench | demo) load_kvm ;;
 esac
 
 export KVM_STATSFD_KO=/lib/modules/kvm_statsfd.ko
+# The module with its own fault points, where the lane has it
+# (build_fault_module in tests/vm/lib.sh): fault_injection_test's.
+[ ! -f /lib/modules/kvm_statsfd-faults.ko ] ||
+	export KVM_STATSFD_FAULTS_KO=/lib/modules/kvm_statsfd-faults.ko
 # Tests may unload and reload KVM here (never on a real host).
 export KS_KVM_MODULES=/lib/modules
 

@@ -157,6 +157,26 @@ build_module_once() {
 	build_module "$rel" "$root" "$BUILD/$rel/module" W=1 C=1
 }
 
+# build_fault_module SERIES REL ROOT: where tests/vm/manifest runs
+# fault_injection_test on a kernel without fault injection of its own (no
+# CONFIG_FAILSLAB), a build of our module with its own fault points
+# (KS_FAULT_POINTS=1, include/kvm_statsfd/fault.h), as the rig module
+# BUILD/REL/rig/faults/kvm_statsfd-faults.ko: the guest's init names it in
+# KVM_STATSFD_FAULTS_KO, and that program loads it instead of the plain one.
+build_fault_module() {
+	local series=$1 rel=$2 root=$3 out=$BUILD/$2/module-faults
+
+	rm -rf "$BUILD/$rel/rig/faults"
+	! grep -qx 'CONFIG_FAILSLAB=y' "$root/boot/config-$rel" || return 0
+	! "$TOP/tests/vm/manifest.sh" absent "$series" |
+		grep -qx fault_injection_test || return 0
+	rm -rf "$out"
+	mirror_tree "$TOP" "$out" Kbuild src include
+	build_module "$rel" "$root" "$out" W=1 KS_FAULT_POINTS=1 || return
+	mkdir -p "$BUILD/$rel/rig/faults"
+	cp "$out/kvm_statsfd.ko" "$BUILD/$rel/rig/faults/kvm_statsfd-faults.ko"
+}
+
 # check_module_of REL: under make check (KS_CHECK_RUN, exported by
 # check.sh), the directory of its one build of our module for REL
 # (BUILD/REL/module, by build_kernel), once that build is done; status 1,

@@ -27,6 +27,7 @@ read -r series rel root <<< "$k"
 
 build_userspace
 build_modules_for "$rel" "$root"
+build_fault_module "$series" "$rel" "$root"
 out="$BUILD/quick/$rel"
 rm -rf "$out"
 mkdir -p "$out/tests"
