@@ -145,9 +145,13 @@ static int vcpus(char **argv)
 		return 1;
 	}
 	for (i = 0; i < 2; i++) {
-		/* Not close-on-exec: COMMAND writes them to the driver. */
+		/*
+		 * KVM makes them close-on-exec; COMMAND writes them to the
+		 * driver.
+		 */
 		fd[i] = ioctl(vm, KVM_CREATE_VCPU, i);
-		if (fd[i] < 0 || ioctl(fd[i], KVM_ARM_VCPU_INIT, &init) < 0) {
+		if (fd[i] < 0 || ioctl(fd[i], KVM_ARM_VCPU_INIT, &init) < 0 ||
+		    fcntl(fd[i], F_SETFD, 0) < 0) {
 			perror("cost_arm64: a vCPU");
 			return 1;
 		}

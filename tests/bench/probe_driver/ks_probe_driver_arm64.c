@@ -11,17 +11,23 @@
  * iterations (the loops of ks_probe_driver.c: kvm_exit then kvm_entry,
  * each alone, a u64 increment, the empty loop to subtract).
  *
- * KVM's dispatch is trace_kvm_exit(), trace_kvm_entry() and, on an MMIO
- * write, trace_kvm_mmio() themselves (kvm_trace_arm64.h), with the
- * arguments KVM's run loop (arch/arm64/kvm/arm.c) and io_mem_abort()
- * pass: the exception class of the vCPU's saved ESR_EL2 and its PC, read
- * from the vCPU.  On Debian's 6.12 (PREEMPT_VOLUNTARY, no preempt count,
- * no static calls on arm64) an enabled tracepoint is the static key's
- * branch, cpu_online(), the probe list's load and test, the first probe's
- * data, the arguments, the static call key's load and the indirect call,
- * and the branch back.  tests/bench/dispatch-count-arm64 counts those
- * instructions in the shipped vmlinux and in this driver and make check's
- * exit-cost-arm64 lane fails if they differ.
+ * KVM's dispatch is compiled into vmlinux: kvm_exit and kvm_entry in
+ * kvm_arch_vcpu_ioctl_run() (arch/arm64/kvm/arm.c), whose translation unit
+ * also defines their iterators (CREATE_TRACE_POINTS), so that GCC inlines
+ * __traceiter_kvm_exit() and __traceiter_kvm_entry() into the run loop;
+ * kvm_mmio in io_mem_abort() (mmio.c), which calls __traceiter_kvm_mmio()
+ * out of line.  The driver compiles the same: ks_trace_kvm_exit() and
+ * ks_trace_kvm_entry() below are trace_kvm_exit() with the iterator
+ * inlined, trace_kvm_mmio() is the kernel's own (kvm_trace_arm64.h), with
+ * the arguments KVM passes: the exception class of the vCPU's saved
+ * ESR_EL2 and its PC, read from the vCPU.  On Debian's 6.12
+ * (PREEMPT_VOLUNTARY, no preempt count; arm64 has no static calls) an
+ * enabled tracepoint there is the static key's branch, cpu_online(), the
+ * arguments, the probe list's load and test, each probe's function and
+ * data and the indirect call, the list's next entry and its test, and the
+ * branch back.  tests/bench/dispatch-count-arm64 counts those
+ * instructions in the shipped kernel image and in this driver, and make
+ * check's exit-cost-arm64 lane fails if they differ.
  *
  * The counter is the PMU's cycle counter, PMCCNTR_EL0, with EL2 counted
  * (the host kernel runs there under VHE).  Under QEMU's -icount shift=0
@@ -119,6 +125,36 @@ static const int ks_ret[PATH_NR] = {
 };
 
 /*
+ * trace_NAME() as a translation unit that defines NAME's iterator
+ * compiles it (tracepoint.h: __DECLARE_TRACE, __DO_TRACE, DEFINE_TRACE_FN),
+ * with the iterator inlined: no preempt count to raise on Debian's
+ * PREEMPT_VOLUNTARY kernels, so __DO_TRACE is the cpu_online() test and
+ * the iterator's loop over the probes.
+ */
+#define KS_INLINE_TRACE(name, proto, args)				\
+static __always_inline void ks_trace_##name(proto)			\
+{									\
+	struct tracepoint_func *it;					\
+									\
+	if (!static_key_false(&__tracepoint_##name.key) ||		\
+	    !cpu_online(raw_smp_processor_id()))			\
+		return;							\
+	it = rcu_dereference_raw(__tracepoint_##name.funcs);		\
+	if (!it)							\
+		return;							\
+	do {								\
+		void (*fn)(void *, proto) = READ_ONCE(it->func);	\
+									\
+		fn(it->data, args);					\
+	} while ((++it)->func);						\
+}
+
+KS_INLINE_TRACE(kvm_exit,
+		PARAMS(int ret, unsigned int esr_ec, unsigned long vcpu_pc),
+		PARAMS(ret, esr_ec, vcpu_pc))
+KS_INLINE_TRACE(kvm_entry, PARAMS(unsigned long vcpu_pc), PARAMS(vcpu_pc))
+
+/*
  * The loops, one function each, so that the compiler shares no code
  * between their tracepoint sites and tests/bench/dispatch-count-arm64
  * finds the measured ones by name: ks_loop_exit_entry()'s and
@@ -140,9 +176,13 @@ static noinline void ks_loop_##what(struct kvm_vcpu **vcpus, int ret,	\
 	this_cpu_write(kvm_running_vcpu, vcpus[0]);			\
 }
 
-#define KS_EXIT	trace_kvm_exit(ret, kvm_vcpu_trap_get_class(vcpu), \
-			       *vcpu_pc(vcpu))
-#define KS_ENTRY trace_kvm_entry(*vcpu_pc(vcpu))
+/*
+ * KVM runs the guest between an exit and the next entry: nothing of one
+ * site's arguments is shared with the other's (the barriers).
+ */
+#define KS_EXIT	do { ks_trace_kvm_exit(ret, kvm_vcpu_trap_get_class(vcpu), \
+				       *vcpu_pc(vcpu)); barrier(); } while (0)
+#define KS_ENTRY do { barrier(); ks_trace_kvm_entry(*vcpu_pc(vcpu)); } while (0)
 #define KS_MMIO	trace_kvm_mmio(KS_TRACE_MMIO_WRITE, sizeof(data), gpa, &data)
 /* What every loop has, so that the empty one's work is in all. */
 #define KS_CHOSEN asm volatile("" : : "r" (vcpu), "r" (ret), "r" (gpa), \
@@ -353,16 +393,17 @@ static void ks_calibrate(void)
 
 	local_irq_save(flags);
 	ks_pmu_start(&st);
-	v0 = __arch_counter_get_cntvct();
 	c0 = ks_cycles();
 	c1 = ks_cycles();
-	v1 = __arch_counter_get_cntvct();
 	asm volatile(".rept 1000\n\tnop\n\t.endr");
 	c2 = ks_cycles();
+	v0 = __arch_counter_get_cntvct();
+	v1 = __arch_counter_get_cntvct();
+	asm volatile(".rept 1000\n\tnop\n\t.endr");
 	v2 = __arch_counter_get_cntvct();
 	ks_pmu_stop(&st);
 	local_irq_restore(flags);
-	/* c2 - c1 - (c1 - c0): the NOPs alone, the reads' cost removed. */
+	/* c2 - c1 - (c1 - c0): the NOPs alone, a read's cost removed. */
 	pr_info("counter: pmccntr_el0 counted %llu for 1000 nops, cntvct_el0 %llu (cntfrq_el0 %lu Hz)\n",
 		(c2 - c1) - (c1 - c0), (v2 - v1) - (v1 - v0),
 		(unsigned long)read_sysreg(cntfrq_el0));
