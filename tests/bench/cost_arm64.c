@@ -30,6 +30,8 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The symbols the driver may take from kallsyms: KVM's, nothing else. */
 static int ks_resolved(const char *name)
 {
@@ -40,14 +42,14 @@ static int ks_resolved(const char *name)
 
 	if (!strcmp(name, "kvm_running_vcpu"))
 		return 1;
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return 1;
 	return 0;
 }
 
 /* @name's address in /proc/kallsyms; 0 if absent or listed twice. */
-static unsigned long long kallsyms(const char *name)
+static unsigned long long ksym_addr(const char *name)
 {
 	unsigned long long addr, found = 0;
 	char line[512], sym[256], type;
@@ -111,7 +113,7 @@ static int insmod(const char *path, const char *params)
 
 			if (sym[j].st_shndx != SHN_UNDEF || !ks_resolved(name))
 				continue;
-			addr = kallsyms(name);
+			addr = ksym_addr(name);
 			if (!addr) {
 				fprintf(stderr, "%s: %s: not once in /proc/kallsyms\n",
 					path, name);

@@ -125,34 +125,79 @@ static const int ks_ret[PATH_NR] = {
 };
 
 /*
- * trace_NAME() as a translation unit that defines NAME's iterator
- * compiles it (tracepoint.h: __DECLARE_TRACE, __DO_TRACE, DEFINE_TRACE_FN),
- * with the iterator inlined: no preempt count to raise on Debian's
- * PREEMPT_VOLUNTARY kernels, so __DO_TRACE is the cpu_online() test and
- * the iterator's loop over the probes.
+ * trace_kvm_exit() and trace_kvm_entry() as arm.c compiles them, where
+ * CREATE_TRACE_POINTS defines their iterators (tracepoint.h's
+ * __DECLARE_TRACE, __DO_TRACE and DEFINE_TRACE_FN) and GCC inlines them:
+ * no preempt count to raise on Debian's PREEMPT_VOLUNTARY kernels, so
+ * after the static key come the cpu_online() test and the iterator's
+ * walk of the probe list.
  */
-#define KS_INLINE_TRACE(name, proto, args)				\
-static __always_inline void ks_trace_##name(proto)			\
-{									\
-	struct tracepoint_func *it;					\
-									\
-	if (!static_key_false(&__tracepoint_##name.key) ||		\
-	    !cpu_online(raw_smp_processor_id()))			\
-		return;							\
-	it = rcu_dereference_raw(__tracepoint_##name.funcs);		\
-	if (!it)							\
-		return;							\
-	do {								\
-		void (*fn)(void *, proto) = READ_ONCE(it->func);	\
-									\
-		fn(it->data, args);					\
-	} while ((++it)->func);						\
+static __always_inline void ks_trace_kvm_exit(int ret, unsigned int esr_ec,
+					      unsigned long vcpu_pc)
+{
+	struct tracepoint_func *it;
+
+	if (!static_key_false(&__tracepoint_kvm_exit.key) ||
+	    !cpu_online(raw_smp_processor_id()))
+		return;
+	it = rcu_dereference_raw(__tracepoint_kvm_exit.funcs);
+	if (!it)
+		return;
+	do {
+		void (*probe)(void *data, int ret, unsigned int esr_ec,
+			      unsigned long vcpu_pc) = READ_ONCE(it->func);
+
+		probe(it->data, ret, esr_ec, vcpu_pc);
+	} while ((++it)->func);
 }
 
-KS_INLINE_TRACE(kvm_exit,
-		PARAMS(int ret, unsigned int esr_ec, unsigned long vcpu_pc),
-		PARAMS(ret, esr_ec, vcpu_pc))
-KS_INLINE_TRACE(kvm_entry, PARAMS(unsigned long vcpu_pc), PARAMS(vcpu_pc))
+static __always_inline void ks_trace_kvm_entry(unsigned long vcpu_pc)
+{
+	struct tracepoint_func *it;
+
+	if (!static_key_false(&__tracepoint_kvm_entry.key) ||
+	    !cpu_online(raw_smp_processor_id()))
+		return;
+	it = rcu_dereference_raw(__tracepoint_kvm_entry.funcs);
+	if (!it)
+		return;
+	do {
+		void (*probe)(void *data, unsigned long vcpu_pc) =
+			READ_ONCE(it->func);
+
+		probe(it->data, vcpu_pc);
+	} while ((++it)->func);
+}
+
+/*
+ * An exit and an entry as KVM's run loop dispatches them.  KVM runs the
+ * guest between the two: nothing of one site's arguments is shared with
+ * the other's (the barriers).
+ */
+static __always_inline void ks_exit(struct kvm_vcpu *vcpu, int ret)
+{
+	ks_trace_kvm_exit(ret, kvm_vcpu_trap_get_class(vcpu), *vcpu_pc(vcpu));
+	barrier();
+}
+
+static __always_inline void ks_entry(struct kvm_vcpu *vcpu)
+{
+	barrier();
+	ks_trace_kvm_entry(*vcpu_pc(vcpu));
+}
+
+/* io_mem_abort()'s on an MMIO write: the kernel's trace_kvm_mmio(). */
+static __always_inline void ks_mmio(u64 gpa, u32 *data)
+{
+	trace_kvm_mmio(KS_TRACE_MMIO_WRITE, sizeof(*data), gpa, data);
+}
+
+/* What every loop has, so that the empty one's work is in all. */
+static __always_inline void ks_chosen(struct kvm_vcpu *vcpu, int ret, u64 gpa,
+				      u32 *data)
+{
+	asm volatile("" : : "r" (vcpu), "r" (ret), "r" (gpa), "r" (data));
+}
 
 /*
  * The loops, one function each, so that the compiler shares no code
@@ -176,25 +221,14 @@ static noinline void ks_loop_##what(struct kvm_vcpu **vcpus, int ret,	\
 	this_cpu_write(kvm_running_vcpu, vcpus[0]);			\
 }
 
-/*
- * KVM runs the guest between an exit and the next entry: nothing of one
- * site's arguments is shared with the other's (the barriers).
- */
-#define KS_EXIT	do { ks_trace_kvm_exit(ret, kvm_vcpu_trap_get_class(vcpu), \
-				       *vcpu_pc(vcpu)); barrier(); } while (0)
-#define KS_ENTRY do { barrier(); ks_trace_kvm_entry(*vcpu_pc(vcpu)); } while (0)
-#define KS_MMIO	trace_kvm_mmio(KS_TRACE_MMIO_WRITE, sizeof(data), gpa, &data)
-/* What every loop has, so that the empty one's work is in all. */
-#define KS_CHOSEN asm volatile("" : : "r" (vcpu), "r" (ret), "r" (gpa), \
-			       "r" (&data))
-
-KS_LOOP(exit_entry, KS_EXIT; KS_ENTRY)
-KS_LOOP(mmio, KS_EXIT; KS_MMIO; KS_ENTRY)
-KS_LOOP(exit, KS_EXIT)
-KS_LOOP(exit_mmio, KS_EXIT; KS_MMIO)
-KS_LOOP(entry, KS_ENTRY)
-KS_LOOP(plain, KS_CHOSEN; WRITE_ONCE(ks_plain_counter, ks_plain_counter + 1))
-KS_LOOP(empty, KS_CHOSEN)
+KS_LOOP(exit_entry, ks_exit(vcpu, ret); ks_entry(vcpu))
+KS_LOOP(mmio, ks_exit(vcpu, ret); ks_mmio(gpa, &data); ks_entry(vcpu))
+KS_LOOP(exit, ks_exit(vcpu, ret))
+KS_LOOP(exit_mmio, ks_exit(vcpu, ret); ks_mmio(gpa, &data))
+KS_LOOP(entry, ks_entry(vcpu))
+KS_LOOP(plain, ks_chosen(vcpu, ret, gpa, &data);
+	WRITE_ONCE(ks_plain_counter, ks_plain_counter + 1))
+KS_LOOP(empty, ks_chosen(vcpu, ret, gpa, &data))
 
 /* The cycle counter, counting EL2 too, started; the old state in @st. */
 struct ks_pmu_state {

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the arm64 exit-cost guest (tests/vm/exit-cost-arm64/lane.sh),
