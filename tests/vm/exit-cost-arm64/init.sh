@@ -32,7 +32,7 @@ prev != "" && $1 != addr { print "sym", prev, addr, $1; prev = "" }
 $3 in want && !seen[$3]++ { prev = $3; addr = $1 }' /proc/kallsyms
 
 if /cost_arm64 insmod /ks_probe_driver.ko; then
-	dmesg | grep -o 'ks_probe_driver: counter: .*'
+	dmesg | grep -o 'ks_probe_driver: \(counter\|clock\): .*'
 	/cost_arm64 vcpus /exit-cost-gate-arm64 /exit-cost-budget-arm64 \
 		/kvm_statsfd.ko
 	rmmod ks_probe_driver

@@ -98,6 +98,8 @@ lane_tap $((rc == 0)) "guest ran and powered off (qemu status $rc)"
 # The counter: PMCCNTR_EL0 counted each of 1000 NOPs.
 cal=$(grep -o 'ks_probe_driver: counter: .*' "$out/console.txt" | head -n 1)
 echo "# ${cal:-no calibration line}"
+grep -o 'ks_probe_driver: clock: .*' "$out/console.txt" | sed 's/^/# /'
+
 if [[ $cal == *"pmccntr_el0 counted 1000 for 1000 nops"* ]]; then
 	lane_tap 1 "the cycle counter advances once per instruction"
 else
@@ -127,13 +129,23 @@ done < <(nice -n 10 "$TOP/tests/bench/dispatch-count-arm64" --gate \
 # difference of the sites), against the budget.
 while IFS= read -r line; do
 	case $line in
+	# init.sh's own cases
+	"ok - "*) lane_tap 1 "${line#ok - }" ;;
+	"not ok - "*) lane_tap 0 "${line#not ok - }" ;;
 	"ok "*) lane_tap 1 "exit-cost-gate-arm64.${line#ok * - }" ;;
 	"not ok "*) lane_tap 0 "exit-cost-gate-arm64.${line#not ok * - }" ;;
 	"# stats="* | "# kvm_statsfd"*) echo "$line" ;;
 	"cost "*)
-		read -r _ config p ticks n b <<< "$line"
-		d=$((${delta[kvm_exit]:-0} + ${delta[kvm_entry]:-0}))
-		case $p in mmio*) d=$((d + ${delta[kvm_mmio]:-0})) ;; esac
+		# The differences of the sites that run: those of the
+		# tracepoints with a probe (mask 1 kvm_exit, 2 kvm_entry,
+		# 4 kvm_mmio; kvm_mmio's only on an MMIO exit).
+		read -r _ config p ticks n b on <<< "$line"
+		d=0
+		((on & 1)) && d=$((d + ${delta[kvm_exit]:-0}))
+		((on & 2)) && d=$((d + ${delta[kvm_entry]:-0}))
+		case $p in
+		mmio*) ((on & 4)) && d=$((d + ${delta[kvm_mmio]:-0})) ;;
+		esac
 		fig=$(awk -v t="$ticks" -v n="$n" -v d="$d" \
 			'BEGIN { printf "%.1f", t / n + d }')
 		awk -v f="$fig" -v b="$b" 'BEGIN { exit !(f <= b) }'
