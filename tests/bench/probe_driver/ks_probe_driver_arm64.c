@@ -437,10 +437,16 @@ static void ks_calibrate(void)
 
 	local_irq_save(flags);
 	ks_pmu_start(&st);
-	c0 = ks_cycles();
-	c1 = ks_cycles();
-	asm volatile(".rept 1000\n\tnop\n\t.endr");
-	c2 = ks_cycles();
+	/*
+	 * One asm each, so that no instruction of the compiler's comes
+	 * between the reads: c1 - c0 is the ISB and the second read, c2 less
+	 * the same is the NOPs.
+	 */
+	asm volatile("isb\n\tmrs %0, pmccntr_el0\n\tisb\n\tmrs %1, pmccntr_el0"
+		     : "=&r" (c0), "=r" (c1));
+	c2 = c1 - c0;
+	asm volatile("isb\n\tmrs %0, pmccntr_el0\n\t.rept 1000\n\tnop\n\t.endr\n\t"
+		     "isb\n\tmrs %1, pmccntr_el0" : "=&r" (c0), "=r" (c1));
 	v0 = __arch_counter_get_cntvct();
 	v1 = __arch_counter_get_cntvct();
 	asm volatile(".rept 1000\n\tnop\n\t.endr");
@@ -455,9 +461,8 @@ static void ks_calibrate(void)
 	p = ks_cycles() - p;
 	ks_pmu_stop(&st);
 	local_irq_restore(flags);
-	/* c2 - c1 - (c1 - c0): the NOPs alone, a read's cost removed. */
 	pr_info("counter: pmccntr_el0 counted %llu for 1000 nops, cntvct_el0 %llu (cntfrq_el0 %lu Hz)\n",
-		(c2 - c1) - (c1 - c0), (v2 - v1) - (v1 - v0),
+		(c1 - c0) - c2, (v2 - v1) - (v1 - v0),
 		(unsigned long)read_sysreg(cntfrq_el0));
 	/* Each loop's own instructions (about 4 a call) included. */
 	pr_info("clock: 100 calls of ktime_get_mono_fast_ns %llu instructions, 100 reads of cntpct_el0 %llu (%llu)\n",

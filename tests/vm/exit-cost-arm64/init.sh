@@ -24,7 +24,8 @@ awk 'BEGIN {
 	      "__tracepoint_kvm_mmio __traceiter_kvm_exit " \
 	      "__traceiter_kvm_entry __traceiter_kvm_mmio " \
 	      "kvm_arch_vcpu_ioctl_run io_mem_abort handle_exit " \
-	      "ktime_get_mono_fast_ns kvm_get_running_vcpu", w, " ")
+	      "ktime_get_mono_fast_ns kvm_get_running_vcpu " \
+	      "arch_counter_read arch_counter_get_cntpct", w, " ")
 	for (i in w) want[w[i]] = 1
 }
 /\[/ { exit }
