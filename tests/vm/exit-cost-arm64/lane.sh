@@ -44,15 +44,19 @@ if [ -z "${rel:-}" ]; then
 	lane_finish
 fi
 
-# The module: make check's build for this kernel, else one of our own.
+# The module: built as tests/vm/arm64/smoke.sh builds it (W=1 C=1, in the
+# bookworm-arm64 chroot), so that the build cache (lib.sh build_module)
+# gives both lanes one build and they load the very same kvm_statsfd.ko.
 # The driver: linked with KVM's symbols undefined (modpost warns; the
-# guest resolves them at load), in the bookworm-arm64 chroot like the
-# module.
+# guest resolves them at load).
+mod="$BUILD/exit-cost-arm64/$rel/module"
 drv="$BUILD/exit-cost-arm64/$rel/probe-driver"
 initrd="$out/initrd"
-rm -rf "$drv" "$initrd"
+rm -rf "$mod" "$drv" "$initrd"
 mkdir -p "$initrd/bin"
-if ! mod=$(lane_module "$LABEL" "$rel" "$root" "$BUILD/exit-cost-arm64/$rel/module") ||
+step "$LABEL building kvm_statsfd.ko and the probe driver for $rel"
+if ! mirror_tree "$TOP" "$mod" Kbuild src include ||
+	! build_module "$rel" "$root" "$mod" W=1 C=1 >&2 ||
 	! mirror_tree "$TOP/tests/bench/probe_driver" "$drv" . ||
 	! build_module "$rel" "$root" "$drv" W=1 KBUILD_MODPOST_WARN=1 >&2; then
 	lane_tap 0 "module and probe driver build for $rel"
