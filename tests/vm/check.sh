@@ -585,6 +585,12 @@ if [ -s "$RUN/exit-cost/lane.tap" ] && [ -s "$RUN/6.12-vmx/lane.tap" ] &&
 		"$RUN/6.12-vmx/lane.tap" "$TOP/README.md" \
 		"$TOP/Documentation/performance.rst"
 fi
+if [ -s "$RUN/exit-cost-arm64/lane.tap" ] &&
+	grep -q 'exit-cost-gate-arm64\.stats=' "$RUN/exit-cost-arm64/lane.tap"; then
+	host_case "the documented arm64 exit-cost figures are the gate's (tests/bench/figures-check --arm64)" \
+		"$TOP/tests/bench/figures-check" --arm64 \
+		"$RUN/exit-cost-arm64/lane.tap" "$TOP/Documentation/performance.rst"
+fi
 } > "$RUN/report.tap"
 cat "$RUN/report.tap"
 
