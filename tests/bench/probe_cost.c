@@ -60,7 +60,7 @@
 
 #define COST "/sys/kernel/debug/ks_probe_driver/probe_cost"
 #define OBJECTS "/sys/kernel/debug/kvm_statsfd/"
-/* The driver's interrupts-off chunk (KS_CHUNK in ks_probe_driver.c). */
+/* The driver's interrupts-off chunk (KS_CHUNK in ks_probe_driver_x86.c). */
 #define DRIVER_CHUNK 1000
 #define WARMUP 100
 #define MAX_CPUS 1024

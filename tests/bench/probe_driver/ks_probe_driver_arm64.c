@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test-only, arm64: the cost of what runs on KVM's exit path per VM exit,
- * driven from the guest kernel itself, as ks_probe_driver.c does on x86
+ * driven from the guest kernel itself, as ks_probe_driver_x86.c does on x86
  * (same debugfs file and protocol, so tests/bench/exit-cost-gate-arm64 and
  * probe_cost read it alike).
  *
  * /sys/kernel/debug/ks_probe_driver/probe_cost: write
  * "VCPU_FD ITERATIONS [PATH [OTHER_VCPU_FD]]"; read back
  * "iterations exit_entry exit entry plain loop enabled" in counter ticks
- * for all iterations (the loops of ks_probe_driver.c: kvm_exit then
+ * for all iterations (the loops of ks_probe_driver_x86.c: kvm_exit then
  * kvm_entry, each alone, a u64 increment, the empty loop to subtract),
  * then which tracepoints have a probe (1 kvm_exit, 2 kvm_entry, 4
  * kvm_mmio): only those run their out-of-line dispatch.
@@ -57,8 +57,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/debugfs.h>
-#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kvm_host.h>
 #include <linux/module.h>
@@ -66,12 +64,12 @@
 #include <linux/percpu.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
-#include <linux/uaccess.h>
 #include <asm/esr.h>
 #include <asm/kvm_asm.h>
 #include <asm/kvm_emulate.h>
 #include <asm/sysreg.h>
 
+#include "ks_probe_driver.h"
 #include "kvm_trace_arm64.h"
 
 /* Iterations per interrupts-off chunk. */
@@ -87,12 +85,6 @@
 /* KVM's (kvm_main.c, static; resolved at load like the tracepoints). */
 DECLARE_PER_CPU(struct kvm_vcpu *, kvm_running_vcpu);
 
-enum { R_ITERS, R_EXIT_ENTRY, R_EXIT, R_ENTRY, R_PLAIN, R_LOOP, R_NR };
-
-static DEFINE_MUTEX(ks_lock);
-static u64 ks_result[R_NR];
-static struct dentry *ks_dir;
-
 static u64 ks_plain_counter;
 /*
  * An MMIO write's guest physical address, read at run time so that the
@@ -102,7 +94,7 @@ static u64 ks_mmio_gpa = SZ_256M;
 
 enum { PATH_IRQ, PATH_MMIO, PATH_SYSREG, PATH_HVC, PATH_WFX, PATH_NR };
 
-static const char *const ks_path_names[PATH_NR] = {
+const char *const ks_path_names[PATH_NR] = {
 	"irq", "mmio", "sysreg", "hvc", "wfx",
 };
 
@@ -305,14 +297,12 @@ static noinline u64 ks_measure(struct kvm_vcpu **vcpus, int path, int what,
 	return t1 - t0;
 }
 
-static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
+int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path, u64 *result)
 {
 	struct kvm_vcpu *vcpu = vcpus[0];
 	u64 esr[2], done, n;
 	int what, i;
 
-	memset(ks_result, 0, sizeof(ks_result));
-	ks_result[R_ITERS] = iters;
 	mutex_lock(&vcpu->mutex);
 	if (vcpus[1] != vcpu)
 		mutex_lock_nested(&vcpus[1]->mutex, 1);
@@ -324,7 +314,7 @@ static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
 	for (done = 0; done < iters; done += n) {
 		n = min_t(u64, iters - done, KS_CHUNK);
 		for (what = R_EXIT_ENTRY; what < R_NR; what++)
-			ks_result[what] += ks_measure(vcpus, path, what, n);
+			result[what] += ks_measure(vcpus, path, what, n);
 		/* Between chunks, with the vCPU loaded: as KVM_RUN would. */
 		cond_resched();
 	}
@@ -336,90 +326,6 @@ static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
 	mutex_unlock(&vcpu->mutex);
 	return 0;
 }
-
-/* A KVM vCPU file: its dentry is "kvm-vcpu:N" (kvm_main.c names it). */
-static struct kvm_vcpu *ks_vcpu_of_file(struct file *file)
-{
-	const char *name;
-
-	if (!file)
-		return NULL;
-	name = file->f_path.dentry->d_name.name;
-	if (strncmp(name, "kvm-vcpu:", 9) || !file->private_data)
-		return NULL;
-	return file->private_data;
-}
-
-static ssize_t ks_cost_write(struct file *f, const char __user *ubuf,
-			     size_t len, loff_t *ppos)
-{
-	struct file *file = NULL, *other = NULL;
-	struct kvm_vcpu *vcpus[2];
-	unsigned long long iters;
-	int fd, fd2 = -1, path, ret;
-	char buf[64], name[16] = "irq";
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "%d %llu %15s %d", &fd, &iters, name, &fd2) < 2 ||
-	    !iters || iters > 100000000ULL)
-		return -EINVAL;
-	for (path = 0; path < PATH_NR; path++)
-		if (!strcmp(name, ks_path_names[path]))
-			break;
-	if (path == PATH_NR)
-		return -EINVAL;
-	ret = -EINVAL;
-	file = fget(fd);
-	vcpus[0] = ks_vcpu_of_file(file);
-	if (!vcpus[0])
-		goto out;
-	vcpus[1] = vcpus[0];
-	if (fd2 >= 0) {
-		other = fget(fd2);
-		vcpus[1] = ks_vcpu_of_file(other);
-		if (!vcpus[1] || vcpus[1]->kvm != vcpus[0]->kvm ||
-		    vcpus[1] == vcpus[0])
-			goto out;
-	}
-	mutex_lock(&ks_lock);
-	ret = ks_run(vcpus, iters, path);
-	mutex_unlock(&ks_lock);
-out:
-	if (other)
-		fput(other);
-	if (file)
-		fput(file);
-	return ret ? ret : len;
-}
-
-static ssize_t ks_cost_read(struct file *f, char __user *ubuf, size_t len,
-			    loff_t *ppos)
-{
-	unsigned int on = static_key_enabled(&__tracepoint_kvm_exit.key) |
-			  static_key_enabled(&__tracepoint_kvm_entry.key) << 1 |
-			  static_key_enabled(&__tracepoint_kvm_mmio.key) << 2;
-	char buf[160];
-	int n;
-
-	mutex_lock(&ks_lock);
-	n = scnprintf(buf, sizeof(buf), "%llu %llu %llu %llu %llu %llu %u\n",
-		      ks_result[R_ITERS], ks_result[R_EXIT_ENTRY],
-		      ks_result[R_EXIT], ks_result[R_ENTRY],
-		      ks_result[R_PLAIN], ks_result[R_LOOP], on);
-	mutex_unlock(&ks_lock);
-	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
-}
-
-static const struct file_operations ks_cost_fops = {
-	.owner = THIS_MODULE,
-	.write = ks_cost_write,
-	.read = ks_cost_read,
-	.llseek = default_llseek,
-};
 
 /*
  * The counters against 1000 NOPs: PMCCNTR_EL0 must count each, and the
@@ -469,21 +375,19 @@ static void ks_calibrate(void)
 		k, p, sink & 1);
 }
 
-static int __init ks_probe_driver_init(void)
+const int ks_path_nr = PATH_NR;
+
+void ks_arch_init(void)
 {
 	ks_calibrate();
-	ks_dir = debugfs_create_dir("ks_probe_driver", NULL);
-	debugfs_create_file("probe_cost", 0600, ks_dir, NULL, &ks_cost_fops);
-	return 0;
 }
 
-static void __exit ks_probe_driver_exit(void)
+/* Which of the three tracepoints have probes: bits kvm_exit, entry, mmio. */
+int ks_arch_read_extra(char *buf, size_t len)
 {
-	debugfs_remove_recursive(ks_dir);
+	unsigned int on = static_key_enabled(&__tracepoint_kvm_exit.key) |
+			  static_key_enabled(&__tracepoint_kvm_entry.key) << 1 |
+			  static_key_enabled(&__tracepoint_kvm_mmio.key) << 2;
+
+	return scnprintf(buf, len, " %u", on);
 }
-
-module_init(ks_probe_driver_init);
-module_exit(ks_probe_driver_exit);
-
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("kvm-statsfd benchmark: drive KVM's arm64 exit-path tracepoints (test only)");

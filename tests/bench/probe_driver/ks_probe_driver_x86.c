@@ -4,7 +4,7 @@
  * from the guest kernel itself (no nested VM has to run, so the count is
  * exact under QEMU's -icount, where the TSC advances once per instruction).
  *
- * /sys/kernel/debug/ks_probe_driver/probe_cost: write
+ * /sys/kernel/debug/ks_probe_driver/probe_cost (ks_probe_driver_file.c): write
  * "VCPU_FD ITERATIONS [PATH [OTHER_VCPU_FD]]"; read back
  * "iterations exit_entry exit entry plain loop" in TSC ticks for all
  * iterations: exit_entry = kvm_exit then kvm_entry dispatched as KVM
@@ -40,8 +40,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/debugfs.h>
-#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kvm_host.h>
 #include <linux/module.h>
@@ -49,12 +47,12 @@
 #include <linux/static_call.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
-#include <linux/uaccess.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
+#include "ks_probe_driver.h"
 #include "kvm_trace.h"
 
 /* IA32_VMX_MISC bit 29: asm/vmx.h since 6.9, asm/msr-index.h before. */
@@ -67,12 +65,6 @@
 /* Iterations per interrupts-off chunk. */
 #define KS_CHUNK	1000
 
-enum { R_ITERS, R_EXIT_ENTRY, R_EXIT, R_ENTRY, R_PLAIN, R_LOOP, R_NR };
-
-static DEFINE_MUTEX(ks_lock);
-static u64 ks_result[R_NR];
-static struct dentry *ks_dir;
-
 static u64 ks_plain_counter;
 
 static u32 ks_isa(void)
@@ -83,7 +75,7 @@ static u32 ks_isa(void)
 
 enum { PATH_LEFT, PATH_INTR, PATH_IO, PATH_MSR, PATH_HLT, PATH_NR };
 
-static const char *const ks_path_names[PATH_NR] = {
+const char *const ks_path_names[PATH_NR] = {
 	"left", "intr", "io", "msr", "hlt",
 };
 
@@ -255,15 +247,13 @@ static noinline u64 ks_measure(struct kvm_vcpu **vcpus, int what, u32 n)
 	return t1 - t0;
 }
 
-static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
+int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path, u64 *result)
 {
 	struct ks_exit_state st[2] = {};
 	struct kvm_vcpu *vcpu = vcpus[0];
 	int what, ret, ret2;
 	u64 done, n;
 
-	memset(ks_result, 0, sizeof(ks_result));
-	ks_result[R_ITERS] = iters;
 	mutex_lock(&vcpu->mutex);
 	vcpu_load(vcpu);
 	preempt_disable();
@@ -275,7 +265,7 @@ static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
 	for (done = 0; !ret && done < iters; done += n) {
 		n = min_t(u64, iters - done, KS_CHUNK);
 		for (what = R_EXIT_ENTRY; what < R_NR; what++)
-			ks_result[what] += ks_measure(vcpus, what, n);
+			result[what] += ks_measure(vcpus, what, n);
 		/* Between chunks, with the vCPU loaded: as KVM_RUN would. */
 		cond_resched();
 	}
@@ -289,101 +279,13 @@ static int ks_run(struct kvm_vcpu **vcpus, u64 iters, int path)
 	return ret ? ret : ret2;
 }
 
-/* A KVM vCPU file: its dentry is "kvm-vcpu:N" (kvm_main.c names it). */
-static struct kvm_vcpu *ks_vcpu_of_file(struct file *file)
-{
-	const char *name;
+const int ks_path_nr = PATH_NR;
 
-	if (!file)
-		return NULL;
-	name = file->f_path.dentry->d_name.name;
-	if (strncmp(name, "kvm-vcpu:", 9) || !file->private_data)
-		return NULL;
-	return file->private_data;
+void ks_arch_init(void)
+{
 }
 
-static ssize_t ks_cost_write(struct file *f, const char __user *ubuf,
-			     size_t len, loff_t *ppos)
+int ks_arch_read_extra(char *buf, size_t len)
 {
-	struct file *file = NULL, *other = NULL;
-	struct kvm_vcpu *vcpus[2];
-	unsigned long long iters;
-	int fd, fd2 = -1, path, ret;
-	char buf[64], name[16] = "left";
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "%d %llu %15s %d", &fd, &iters, name, &fd2) < 2 ||
-	    !iters || iters > 100000000ULL)
-		return -EINVAL;
-	for (path = 0; path < PATH_NR; path++)
-		if (!strcmp(name, ks_path_names[path]))
-			break;
-	if (path == PATH_NR)
-		return -EINVAL;
-	ret = -EINVAL;
-	file = fget(fd);
-	vcpus[0] = ks_vcpu_of_file(file);
-	if (!vcpus[0])
-		goto out;
-	vcpus[1] = vcpus[0];
-	if (fd2 >= 0) {
-		other = fget(fd2);
-		vcpus[1] = ks_vcpu_of_file(other);
-		if (!vcpus[1] || vcpus[1]->kvm != vcpus[0]->kvm ||
-		    vcpus[1] == vcpus[0])
-			goto out;
-	}
-	mutex_lock(&ks_lock);
-	ret = ks_run(vcpus, iters, path);
-	mutex_unlock(&ks_lock);
-out:
-	if (other)
-		fput(other);
-	if (file)
-		fput(file);
-	return ret ? ret : len;
-}
-
-static ssize_t ks_cost_read(struct file *f, char __user *ubuf, size_t len,
-			    loff_t *ppos)
-{
-	char buf[160];
-	int n;
-
-	mutex_lock(&ks_lock);
-	n = scnprintf(buf, sizeof(buf), "%llu %llu %llu %llu %llu %llu\n",
-		      ks_result[R_ITERS], ks_result[R_EXIT_ENTRY],
-		      ks_result[R_EXIT], ks_result[R_ENTRY],
-		      ks_result[R_PLAIN], ks_result[R_LOOP]);
-	mutex_unlock(&ks_lock);
-	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
-}
-
-static const struct file_operations ks_cost_fops = {
-	.owner = THIS_MODULE,
-	.write = ks_cost_write,
-	.read = ks_cost_read,
-	.llseek = default_llseek,
-};
-
-static int __init ks_probe_driver_init(void)
-{
-	ks_dir = debugfs_create_dir("ks_probe_driver", NULL);
-	debugfs_create_file("probe_cost", 0600, ks_dir, NULL, &ks_cost_fops);
 	return 0;
 }
-
-static void __exit ks_probe_driver_exit(void)
-{
-	debugfs_remove_recursive(ks_dir);
-}
-
-module_init(ks_probe_driver_init);
-module_exit(ks_probe_driver_exit);
-
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("kvm-statsfd benchmark: drive KVM's exit-path tracepoints (test only)");
