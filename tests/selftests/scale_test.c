@@ -456,7 +456,7 @@ TEST_F_TIMEOUT(scale, many_live_vms, TIMEOUT_S)
 		int a = ks_vcpu_run(&v[i].vm.vcpu[0]);
 		int b = ks_vcpu_run(&v[i].vm.vcpu[0]);
 
-		if ((a != KVM_EXIT_IO || b != KVM_EXIT_HLT) && !bad++)
+		if ((a != KS_EXIT_USER || b != KS_EXIT_STOP) && !bad++)
 			TH_LOG("VM %d: KVM_RUN gave %d then %d", i, a, b);
 	}
 	t_run = ks_now_s() - t0;
@@ -606,7 +606,7 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 		int a = big_vcpu_run(&vc[i]);
 		int b = big_vcpu_run(&vc[i]);
 
-		if ((a != KVM_EXIT_IO || b != KVM_EXIT_HLT) && !bad++)
+		if ((a != KS_EXIT_USER || b != KS_EXIT_STOP) && !bad++)
 			TH_LOG("vCPU %d: KVM_RUN gave %d then %d", i, a, b);
 	}
 	t_run = ks_now_s() - t0;
@@ -729,7 +729,7 @@ static void *rr_creator_fn(void *arg)
 			int a = ks_vcpu_run(&vm.vcpu[i]);
 			int b = ks_vcpu_run(&vm.vcpu[i]);
 
-			if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
+			if (a != KS_EXIT_USER || b != KS_EXIT_STOP)
 				ks_errs_add(c->err, "KVM_RUN gave %d then %d", a, b);
 		}
 		/*
@@ -888,8 +888,8 @@ TEST_F_TIMEOUT(scale, rmmod_races_vm_destruction, TIMEOUT_S)
 	EXPECT_TRUE(ret == -EBUSY || ret == -EWOULDBLOCK)
 		TH_LOG("rmmod with a stats fd open: %s", strerror(-ret));
 	ASSERT_EQ(1, ks_module_loaded());
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
-	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm.vcpu[0]));
 	ASSERT_EQ((int)ec->buckets, ks_stat_read(sfd, ec->stat, h, 256, NULL, 0));
 	EXPECT_EQ(RR_CPUID, h[ec->cpuid]);
 	EXPECT_EQ(1, h[ec->io]);
@@ -923,7 +923,7 @@ static void *hp_runner_fn(void *arg)
 	while (!*r->stop) {
 		int ret = ks_vcpu_run(r->vcpu);
 
-		if (ret != KVM_EXIT_IO) {
+		if (ret != KS_EXIT_USER) {
 			r->err = ret ? ret : -1000;
 			break;
 		}
@@ -1019,7 +1019,7 @@ static int short_vm_run(struct ks_vm *vm, int *sfd, int cpu, unsigned int cpuid,
 	a = ks_vcpu_run(&vm->vcpu[0]);
 	b = ks_vcpu_run(&vm->vcpu[0]);
 	pin_to(-1);
-	if (ret || a != KVM_EXIT_IO || b != KVM_EXIT_HLT) {
+	if (ret || a != KS_EXIT_USER || b != KS_EXIT_STOP) {
 		snprintf(why, wl, "pinning to CPU %d: %d; KVM_RUN gave %d then %d",
 			 cpu, ret, a, b);
 		return -1;
@@ -1133,7 +1133,7 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 			ks_errs_add(&err, "KVM_SET_REGS: %s", strerror(errno));
 		a = ks_vcpu_run(&y.vcpu[0]);
 		b = ks_vcpu_run(&y.vcpu[0]);
-		if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
+		if (a != KS_EXIT_USER || b != KS_EXIT_STOP)
 			ks_errs_add(&err, "VM on CPU 1 after online: KVM_RUN gave %d then %d",
 				a, b);
 		pin_to(-1);

@@ -215,8 +215,8 @@ TEST_F(groups, block_tiles_and_counts_stay_exact)
 	ASSERT_LE(0, vfd);
 	ASSERT_LE(0, fd);
 	/* Opened first: counting starts now, also on PREEMPT_RT. */
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 
 	EXPECT_EQ(0, ks_data_block_check(vfd, why, sizeof(why)))
 		TH_LOG("vCPU file, %s: %s", variant->params, why);

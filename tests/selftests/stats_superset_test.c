@@ -533,9 +533,9 @@ static void run_all_to_hlt(struct __test_metadata *_metadata, struct ctx *c)
 	int i;
 
 	for (i = 0; i < c->vm.nr_vcpus; i++) {
-		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, c, i));
-		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, c, i));
-		ASSERT_EQ(KVM_EXIT_HLT, run_vcpu(_metadata, c, i));
+		ASSERT_EQ(KS_EXIT_USER, run_vcpu(_metadata, c, i));
+		ASSERT_EQ(KS_EXIT_USER, run_vcpu(_metadata, c, i));
+		ASSERT_EQ(KS_EXIT_STOP, run_vcpu(_metadata, c, i));
 	}
 }
 
@@ -668,7 +668,7 @@ TEST_F(superset, exit_reasons_match_exits)
 		sum = exit_hist(_metadata, fd, ec, h);
 		EXPECT_EQ(0, sum) TH_LOG("vCPU %d has not run yet", i);
 
-		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, &self->c, i));
+		ASSERT_EQ(KS_EXIT_USER, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1, h[ec->cpuid]) TH_LOG("vCPU %d", i);
@@ -676,7 +676,7 @@ TEST_F(superset, exit_reasons_match_exits)
 		EXPECT_EQ(0, h[ec->hlt]);
 		EXPECT_EQ(exits, sum) TH_LOG("vCPU %d after segment 1", i);
 
-		ASSERT_EQ(KVM_EXIT_IO, run_vcpu(_metadata, &self->c, i));
+		ASSERT_EQ(KS_EXIT_USER, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1 + N2, h[ec->cpuid]) TH_LOG("vCPU %d", i);
@@ -684,7 +684,7 @@ TEST_F(superset, exit_reasons_match_exits)
 		EXPECT_EQ(0, h[ec->hlt]);
 		EXPECT_EQ(exits, sum) TH_LOG("vCPU %d after segment 2", i);
 
-		ASSERT_EQ(KVM_EXIT_HLT, run_vcpu(_metadata, &self->c, i));
+		ASSERT_EQ(KS_EXIT_STOP, run_vcpu(_metadata, &self->c, i));
 		sum = exit_hist(_metadata, fd, ec, h);
 		exits = stat_of(_metadata, fd, "exits", 0);
 		EXPECT_EQ(N1 + N2, h[ec->cpuid]);
@@ -726,11 +726,11 @@ TEST_F(superset, vm_sums_vcpus)
 	NEED_SETUP();
 	check_vm_sum(_metadata, &self->c, 0);
 	/* vCPU 0 runs it all, vCPU 1 the first segment, vCPU 2 nothing. */
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[0]));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[1]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[1]));
 	check_vm_sum(_metadata, &self->c, 2 * N1);
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[0]));
-	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm->vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[0]));
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm->vcpu[0]));
 	check_vm_sum(_metadata, &self->c, 2 * N1 + N2);
 }
 

@@ -281,7 +281,7 @@ static void *churn_creator(void *arg)
 				int a = ks_vcpu_run(&vm[i].vcpu[j]);
 				int b = ks_vcpu_run(&vm[i].vcpu[j]);
 
-				if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
+				if (a != KS_EXIT_USER || b != KS_EXIT_STOP)
 					ks_errs_add(&c->err, "KVM_RUN gave %d then %d", a, b);
 			}
 		for (i = 0; i < CHURN_PER; i++) {
@@ -463,7 +463,7 @@ static void *runner_fn(void *arg)
 
 		if (ret == -EINTR)
 			continue;
-		if (ret != KVM_EXIT_IO) {
+		if (ret != KS_EXIT_USER) {
 			if (!r->err)
 				r->err = ret ? ret : -1000;
 			break;

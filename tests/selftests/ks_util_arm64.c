@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The selftests' arm64 side (ks_util.h): guest code at EL1 with the MMU
+ * off, where a store to KS_MMIO_ADDR (no memslot) exits to userspace
+ * (KVM_EXIT_MMIO), a read of ID_AA64PFR0_EL1 traps to KVM, which answers
+ * it itself (HCR_EL2.TID3, ESR class SYS64), and the stop is an HVC of a
+ * function that the VM's SMCCC filter forwards to userspace
+ * (KVM_EXIT_HYPERCALL); the vCPU's start; the exit classes.
+ *
+ * The code is built from instruction words, not assembled: the generators
+ * below size loops at run time, and the words stay next to what they do.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+
+#include "ks_util.h"
+#include "kvm_statsfd/uapi.h"
+
+/*
+ * The SMCCC filter (Linux 6.4, asm/kvm.h), which Debian 12's arm64 libc
+ * headers (6.1) do not have yet.
+ */
+#ifndef KVM_ARM_VM_SMCCC_CTRL
+#define KVM_ARM_VM_SMCCC_CTRL		0
+#define KVM_ARM_VM_SMCCC_FILTER		0
+#define KVM_SMCCC_FILTER_FWD_TO_USER	2
+struct kvm_smccc_filter {
+	__u32 base;
+	__u32 nr_functions;
+	__u8 action;
+	__u8 pad[15];
+};
+#endif
+
+/*
+ * The stop's function: a fast SMC64 call of the SiP range, which KVM does
+ * not reserve for itself (its own vendor range would be refused).
+ */
+#define KS_STOP_FUNC	0xc2000000U
+
+/* Exception classes (ESR_ELx.EC) of the guest code's exits. */
+#define EC_HVC64	0x16
+#define EC_SYS64	0x18
+#define EC_DABT_LOW	0x24
+
+/* An instruction word as the little-endian bytes of the code arrays. */
+#define W(x) ((x) & 0xff), (((x) >> 8) & 0xff), (((x) >> 16) & 0xff), \
+	     (((x) >> 24) & 0xff)
+
+#define I_MOVZ_X6_MMIO	0xd2a00046U	/* movz x6, #(KS_MMIO_ADDR >> 16), lsl #16 */
+#define I_MOVZ_X0_42	0xd2800840U	/* movz x0, #0x42 */
+#define I_STRB_W0_X6	0x390000c0U	/* strb w0, [x6]: the MMIO write */
+#define I_MOVZ_X0_STOP	0xd2b84000U	/* movz x0, #(KS_STOP_FUNC >> 16), lsl #16 */
+#define I_HVC		0xd4000002U	/* hvc #0 */
+#define I_MRS_X1_PFR0	0xd5380401U	/* mrs x1, id_aa64pfr0_el1: traps */
+#define I_SUBS_X5_1	0xf10004a5U	/* subs x5, x5, #1 */
+
+/* movz x5, #imm16: the loop counter. */
+static uint32_t movz_x5(unsigned int imm)
+{
+	return 0xd2800005U | (imm & 0xffff) << 5;
+}
+
+/* b.ne and b to @words instructions back (or forward, if positive). */
+static uint32_t b_ne(int words)
+{
+	return 0x54000001U | ((uint32_t)words & 0x7ffff) << 5;
+}
+
+static uint32_t b(int words)
+{
+	return 0x14000000U | ((uint32_t)words & 0x3ffffff);
+}
+
+/* The stop, again at every run: x0 is set each time (the caller may not). */
+#define STOP_WORDS	3
+
+const unsigned char ks_code_out_hlt[] = {
+	W(I_MOVZ_X6_MMIO),
+	W(I_MOVZ_X0_42),
+	W(I_STRB_W0_X6),
+	W(I_MOVZ_X0_STOP),	/* 1: */
+	W(I_HVC),
+	W(0x17fffffeU),		/* b 1b */
+};
+const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
+
+const unsigned char ks_code_cpuid_forever[] = {
+	W(I_MRS_X1_PFR0),	/* 1: */
+	W(0x17ffffffU),		/* b 1b */
+};
+const size_t ks_code_cpuid_forever_len = sizeof(ks_code_cpuid_forever);
+
+static void put(unsigned char *buf, size_t *n, uint32_t insn)
+{
+	memcpy(buf + *n, &insn, 4);	/* arm64 Linux is little-endian */
+	*n += 4;
+}
+
+size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
+			      const unsigned int *counts, int nr_seg)
+{
+	size_t n = 0;
+	int i;
+
+	if (len < 4)
+		return 0;
+	put(buf, &n, I_MOVZ_X6_MMIO);
+	for (i = 0; i < nr_seg; i++) {
+		if (counts[i] > 0xffff || n + 6 * 4 > len)
+			return 0;
+		if (counts[i]) {
+			put(buf, &n, movz_x5(counts[i]));
+			put(buf, &n, I_MRS_X1_PFR0);
+			put(buf, &n, I_SUBS_X5_1);
+			put(buf, &n, b_ne(-2));
+		}
+		put(buf, &n, I_STRB_W0_X6);
+	}
+	if (n + STOP_WORDS * 4 > len)
+		return 0;
+	put(buf, &n, I_MOVZ_X0_STOP);
+	put(buf, &n, I_HVC);
+	put(buf, &n, b(-2));
+	return n;
+}
+
+size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n)
+{
+	size_t len = 0;
+
+	put(c, &len, I_MOVZ_X6_MMIO);
+	put(c, &len, movz_x5(n));	/* 1: */
+	put(c, &len, I_MRS_X1_PFR0);	/* 2: */
+	put(c, &len, I_SUBS_X5_1);
+	put(c, &len, b_ne(-2));		/* b.ne 2b */
+	put(c, &len, I_STRB_W0_X6);
+	put(c, &len, b(-5));		/* b 1b */
+	return len;
+}
+
+/*
+ * Forward the stop's HVC to userspace.  The filter must be in place before
+ * any vCPU runs (KVM refuses it after, -EBUSY).
+ */
+int ks_arch_vm_init(struct ks_vm *vm)
+{
+	struct kvm_smccc_filter filter = {
+		.base = KS_STOP_FUNC,
+		.nr_functions = 1,
+		.action = KVM_SMCCC_FILTER_FWD_TO_USER,
+	};
+	struct kvm_device_attr attr = {
+		.group = KVM_ARM_VM_SMCCC_CTRL,
+		.attr = KVM_ARM_VM_SMCCC_FILTER,
+		.addr = (uintptr_t)&filter,
+	};
+
+	if (ioctl(vm->fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+		return -errno;
+	return 0;
+}
+
+#define CORE_REG(x) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
+		     (offsetof(struct kvm_regs, x) / sizeof(__u32)))
+
+/*
+ * The vCPU as KVM_ARM_VCPU_INIT resets it (EL1h, MMU and caches off) with
+ * PSCI 0.2, its PC at KS_GUEST_CODE_ADDR.
+ */
+int ks_arch_vcpu_init(struct ks_vm *vm, int id)
+{
+	uint64_t pc = KS_GUEST_CODE_ADDR;
+	struct kvm_vcpu_init init;
+	struct kvm_one_reg reg = {
+		.id = CORE_REG(regs.pc),
+		.addr = (uintptr_t)&pc,
+	};
+	int fd = vm->vcpu[id].fd;
+
+	if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &init) < 0)
+		return -errno;
+	init.features[0] |= 1U << KVM_ARM_VCPU_PSCI_0_2;
+	if (ioctl(fd, KVM_ARM_VCPU_INIT, &init) < 0 ||
+	    ioctl(fd, KVM_SET_ONE_REG, &reg) < 0)
+		return -errno;
+	return 0;
+}
+
+void ks_host_exit_codes(struct ks_exit_codes *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->stat = KVM_STATSFD_EXIT_STAT_ARM64;
+	c->buckets = KVM_STATSFD_ARM64_EC_BUCKETS;
+	c->cpuid = EC_SYS64;
+	c->io = EC_DABT_LOW;
+	c->hlt = EC_HVC64;
+	c->other = 0;
+}
