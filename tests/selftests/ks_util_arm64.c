@@ -7,8 +7,8 @@
  * function that the VM's SMCCC filter forwards to userspace
  * (KVM_EXIT_HYPERCALL); the vCPU's start; the exit classes.
  *
- * The code is built from instruction words, not assembled: the generators
- * below size loops at run time, and the words stay next to what they do.
+ * The fixed code is assembled; the generators below, which size loops at
+ * run time, write instruction words.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -47,12 +47,8 @@ struct kvm_smccc_filter {
 #define EC_SYS64	0x18
 #define EC_DABT_LOW	0x24
 
-/* An instruction word as the little-endian bytes of the code arrays. */
-#define W(x) ((x) & 0xff), (((x) >> 8) & 0xff), (((x) >> 16) & 0xff), \
-	     (((x) >> 24) & 0xff)
-
+/* The words of the generated code. */
 #define I_MOVZ_X6_MMIO	0xd2a00046U	/* movz x6, #(KS_MMIO_ADDR >> 16), lsl #16 */
-#define I_MOVZ_X0_42	0xd2800840U	/* movz x0, #0x42 */
 #define I_STRB_W0_X6	0x390000c0U	/* strb w0, [x6]: the MMIO write */
 #define I_MOVZ_X0_STOP	0xd2b84000U	/* movz x0, #(KS_STOP_FUNC >> 16), lsl #16 */
 #define I_HVC		0xd4000002U	/* hvc #0 */
@@ -76,24 +72,29 @@ static uint32_t b(int words)
 	return 0x14000000U | ((uint32_t)words & 0x3ffffff);
 }
 
-/* The stop, again at every run: x0 is set each time (the caller may not). */
-#define STOP_WORDS	3
-
-const unsigned char ks_code_out_hlt[] = {
-	W(I_MOVZ_X6_MMIO),
-	W(I_MOVZ_X0_42),
-	W(I_STRB_W0_X6),
-	W(I_MOVZ_X0_STOP),	/* 1: */
-	W(I_HVC),
-	W(0x17fffffeU),		/* b 1b */
-};
-const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
-
-const unsigned char ks_code_cpuid_forever[] = {
-	W(I_MRS_X1_PFR0),	/* 1: */
-	W(0x17ffffffU),		/* b 1b */
-};
-const size_t ks_code_cpuid_forever_len = sizeof(ks_code_cpuid_forever);
+/*
+ * The fixed pieces, assembled.  Global labels, so that a -static build
+ * reads them right; their lengths are assembled beside them.
+ */
+asm(".pushsection .rodata.ks_code, \"a\"\n"
+	".p2align 3\n"
+	".global ks_code_out_hlt_len, ks_code_cpuid_forever_len\n"
+	"ks_code_out_hlt_len:		.quad 2f - ks_code_out_hlt\n"
+	"ks_code_cpuid_forever_len:	.quad 4f - ks_code_cpuid_forever\n"
+	".global ks_code_out_hlt, ks_code_cpuid_forever\n"
+	"ks_code_out_hlt:\n"
+	"	movz x6, #0x2, lsl #16\n"	/* KS_MMIO_ADDR */
+	"	movz x0, #0x42\n"
+	"	strb w0, [x6]\n"		/* the exit to userspace */
+	"1:	movz x0, #0xc200, lsl #16\n"	/* KS_STOP_FUNC: x0 set each time */
+	"	hvc #0\n"			/* the stop */
+	"	b 1b\n"
+	"2:\n"
+	"ks_code_cpuid_forever:\n"
+	"3:	mrs x1, id_aa64pfr0_el1\n"
+	"	b 3b\n"
+	"4:\n"
+	".popsection\n");
 
 static void put(unsigned char *buf, size_t *n, uint32_t insn)
 {
@@ -121,7 +122,7 @@ size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
 		}
 		put(buf, &n, I_STRB_W0_X6);
 	}
-	if (n + STOP_WORDS * 4 > len)
+	if (n + 3 * 4 > len)
 		return 0;
 	put(buf, &n, I_MOVZ_X0_STOP);
 	put(buf, &n, I_HVC);
@@ -174,7 +175,7 @@ int ks_arch_vm_init(struct ks_vm *vm)
  */
 int ks_arch_vcpu_init(struct ks_vm *vm, int id)
 {
-	uint64_t pc = KS_GUEST_CODE_ADDR;
+	__u64 pc = KS_GUEST_CODE_ADDR;
 	struct kvm_vcpu_init init;
 	struct kvm_one_reg reg = {
 		.id = CORE_REG(regs.pc),
