@@ -431,10 +431,11 @@ TEST_F_TIMEOUT(stress, vm_churn_with_readers, TIMEOUT_S)
 	       (long)c->opens, (long)c->reads);
 	EXPECT_EQ(0, c->err.count) TH_LOG("%ld errors; first: %s",
 					  c->err.count, c->err.first);
-	EXPECT_LE(CHURN_CREATORS, c->rounds)
+	/* Plain longs: clang's typeof keeps _Atomic, which the macros reject. */
+	EXPECT_LE(CHURN_CREATORS, (long)c->rounds)
 		TH_LOG("%ld rounds: a creator stopped on an error",
 		       (long)c->rounds);
-	EXPECT_LT(0, c->opens);
+	EXPECT_LT(0, (long)c->opens);
 	check_no_leak(_metadata, self);
 	free(c);
 }
