@@ -633,6 +633,20 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 	return ret;
 }
 
+int64_t ks_exits_counted(int fd, const struct ks_exit_codes *ec)
+{
+	uint64_t v[256];
+	int64_t sum = 0;
+	int i, n;
+
+	n = ks_stat_read(fd, ec->total, v, 256, NULL, 0);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && i < 256; i++)
+		sum += v[i];
+	return sum;
+}
+
 int ks_kernel_is_rt(void)
 {
 	FILE *f = fopen("/sys/kernel/realtime", "r");

@@ -144,8 +144,21 @@ struct ks_exit_codes {
 	const char *stat;	/* "exit_reasons_svm", "_vmx" or "_arm64" */
 	unsigned int buckets;	/* 120, 81 or 64 */
 	unsigned int cpuid, io, hlt, other;	/* dense indexes */
+	/*
+	 * The stat whose buckets sum to KVM's "exits": the histogram itself
+	 * on x86, where every exit has a reason; exit_kinds_arm64 on arm64,
+	 * where an interrupt's exit has no exception class.
+	 */
+	const char *total;
+	unsigned int total_buckets;
 };
 void ks_host_exit_codes(struct ks_exit_codes *c);
+/*
+ * The exits the module counted on the vCPU (or, summed, the VM) of stats
+ * fd @fd, to compare with KVM's "exits": the sum of @ec's total stat.
+ * -errno (as a negative value) if it cannot be read.
+ */
+int64_t ks_exits_counted(int fd, const struct ks_exit_codes *ec);
 
 /*
  * /sys/module/kvm_statsfd/objects/@name ("vms", "vcpus", "files"): the

@@ -201,4 +201,6 @@ void ks_host_exit_codes(struct ks_exit_codes *c)
 	c->io = EC_DABT_LOW;
 	c->hlt = EC_HVC64;
 	c->other = 0;
+	c->total = KVM_STATSFD_EXIT_KINDS_ARM64;
+	c->total_buckets = KVM_STATSFD_ARM64_KINDS;
 }

@@ -152,6 +152,8 @@ void ks_host_exit_codes(struct ks_exit_codes *c)
 		c->hlt = kvm_statsfd_vmx_index(EXIT_REASON_HLT);
 		c->other = KVM_STATSFD_VMX_OTHER;
 	}
+	c->total = c->stat;
+	c->total_buckets = c->buckets;
 }
 
 size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n)
