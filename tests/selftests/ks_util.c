@@ -42,7 +42,7 @@ static int ks_vcpu_create(struct ks_vm *vm, int id)
 		vcpu->run = NULL;
 		return -errno;
 	}
-	return ks_arch_vcpu_init(vm, id);
+	return ks_vcpu_setup(vm->fd, vcpu->fd, 0);
 }
 
 int ks_vm_create(struct ks_vm *vm, const void *code, size_t code_len,

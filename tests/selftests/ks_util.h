@@ -64,9 +64,16 @@ int ks_vm_create(struct ks_vm *vm, const void *code, size_t code_len,
 void ks_vm_destroy(struct ks_vm *vm);
 /* KVM_RUN once; returns the exit reason or -errno. */
 int ks_vcpu_run(struct ks_vcpu *vcpu);
-/* The architecture's part of ks_vm_create(), for the VM and each vCPU. */
+/* The architecture's part of ks_vm_create() for the VM. */
 int ks_arch_vm_init(struct ks_vm *vm);
-int ks_arch_vcpu_init(struct ks_vm *vm, int id);
+/*
+ * Set up vCPU @vcpu_fd of VM @vm_fd as ks_vm_create() does (also for vCPUs
+ * made outside struct ks_vm), with @count in the register that
+ * ks_code_cpuid_n_out_hlt counts down (x86: si, arm64: x5).  0 or -errno.
+ */
+int ks_vcpu_setup(int vm_fd, int vcpu_fd, uint64_t count);
+/* Send a vCPU back to KS_GUEST_CODE_ADDR, to run its code again. */
+int ks_vcpu_restart(int vcpu_fd);
 
 /*
  * Guest code: one exit to userspace (x86: "out 0x10, al" with al = 0x42;
@@ -76,6 +83,13 @@ extern const unsigned char ks_code_out_hlt[];
 extern const size_t ks_code_out_hlt_len;
 
 #define KS_MMIO_ADDR	0x20000	/* arm64: no memslot there */
+
+/*
+ * Guest code: CPUID as many times as ks_vcpu_setup()'s @count (at least
+ * once), the exit to userspace, then the stop.
+ */
+extern const unsigned char ks_code_cpuid_n_out_hlt[];
+extern const size_t ks_code_cpuid_n_out_hlt_len;
 
 #if defined(__x86_64__) || defined(__i386__)
 /*

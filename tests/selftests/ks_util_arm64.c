@@ -79,9 +79,12 @@ static uint32_t b(int words)
 asm(".pushsection .rodata.ks_code, \"a\"\n"
 	".p2align 3\n"
 	".global ks_code_out_hlt_len, ks_code_cpuid_forever_len\n"
+	".global ks_code_cpuid_n_out_hlt_len\n"
 	"ks_code_out_hlt_len:		.quad 2f - ks_code_out_hlt\n"
 	"ks_code_cpuid_forever_len:	.quad 4f - ks_code_cpuid_forever\n"
+	"ks_code_cpuid_n_out_hlt_len:	.quad 7f - ks_code_cpuid_n_out_hlt\n"
 	".global ks_code_out_hlt, ks_code_cpuid_forever\n"
+	".global ks_code_cpuid_n_out_hlt\n"
 	"ks_code_out_hlt:\n"
 	"	movz x6, #0x2, lsl #16\n"	/* KS_MMIO_ADDR */
 	"	movz x0, #0x42\n"
@@ -94,6 +97,16 @@ asm(".pushsection .rodata.ks_code, \"a\"\n"
 	"3:	mrs x1, id_aa64pfr0_el1\n"
 	"	b 3b\n"
 	"4:\n"
+	"ks_code_cpuid_n_out_hlt:\n"
+	"5:	mrs x1, id_aa64pfr0_el1\n"	/* x5 times: ks_vcpu_setup() */
+	"	subs x5, x5, #1\n"
+	"	b.ne 5b\n"
+	"	movz x6, #0x2, lsl #16\n"
+	"	strb w0, [x6]\n"
+	"6:	movz x0, #0xc200, lsl #16\n"
+	"	hvc #0\n"
+	"	b 6b\n"
+	"7:\n"
 	".popsection\n");
 
 static void put(unsigned char *buf, size_t *n, uint32_t insn)
@@ -169,27 +182,34 @@ int ks_arch_vm_init(struct ks_vm *vm)
 #define CORE_REG(x) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
 		     (offsetof(struct kvm_regs, x) / sizeof(__u32)))
 
+static int set_core_reg(int vcpu_fd, __u64 id, __u64 val)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&val };
+
+	return ioctl(vcpu_fd, KVM_SET_ONE_REG, &reg) < 0 ? -errno : 0;
+}
+
 /*
  * The vCPU as KVM_ARM_VCPU_INIT resets it (EL1h, MMU and caches off) with
- * PSCI 0.2, its PC at KS_GUEST_CODE_ADDR.
+ * PSCI 0.2, its PC at KS_GUEST_CODE_ADDR, x5 = @count.
  */
-int ks_arch_vcpu_init(struct ks_vm *vm, int id)
+int ks_vcpu_setup(int vm_fd, int vcpu_fd, uint64_t count)
 {
-	__u64 pc = KS_GUEST_CODE_ADDR;
 	struct kvm_vcpu_init init;
-	struct kvm_one_reg reg = {
-		.id = CORE_REG(regs.pc),
-		.addr = (uintptr_t)&pc,
-	};
-	int fd = vm->vcpu[id].fd;
 
-	if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &init) < 0)
+	if (ioctl(vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0)
 		return -errno;
 	init.features[0] |= 1U << KVM_ARM_VCPU_PSCI_0_2;
-	if (ioctl(fd, KVM_ARM_VCPU_INIT, &init) < 0 ||
-	    ioctl(fd, KVM_SET_ONE_REG, &reg) < 0)
+	if (ioctl(vcpu_fd, KVM_ARM_VCPU_INIT, &init) < 0)
 		return -errno;
-	return 0;
+	if (set_core_reg(vcpu_fd, CORE_REG(regs.regs[5]), count))
+		return -errno;
+	return ks_vcpu_restart(vcpu_fd);
+}
+
+int ks_vcpu_restart(int vcpu_fd)
+{
+	return set_core_reg(vcpu_fd, CORE_REG(regs.pc), KS_GUEST_CODE_ADDR);
 }
 
 void ks_host_exit_codes(struct ks_exit_codes *c)

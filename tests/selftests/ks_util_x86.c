@@ -23,6 +23,17 @@ const unsigned char ks_code_out_hlt[] = {
 };
 const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
 
+const unsigned char ks_code_cpuid_n_out_hlt[] = {
+	0x66, 0x31, 0xc0,	/* 0: xor eax, eax */
+	0x0f, 0xa2,		/* 3: cpuid */
+	0x4e,			/* 5: dec si */
+	0x75, 0xf8,		/* 6: jnz 0 */
+	0xb0, 0x42,		/* 8: mov al, 0x42 */
+	0xe6, 0x10,		/* 10: out 0x10, al */
+	0xf4,			/* 12: hlt */
+};
+const size_t ks_code_cpuid_n_out_hlt_len = sizeof(ks_code_cpuid_n_out_hlt);
+
 const unsigned char ks_code_known_work[] = {
 	0xb9, KS_WORK_OUT, 0x00,	/* mov cx, KS_WORK_OUT */
 	0xe6, 0x10,			/* 1: out 0x10, al */
@@ -44,24 +55,31 @@ const unsigned char ks_code_known_work[] = {
 const size_t ks_code_known_work_len = sizeof(ks_code_known_work);
 
 /* The vCPU starts at KS_GUEST_CODE_ADDR in real mode, CS base 0. */
-int ks_arch_vcpu_init(struct ks_vm *vm, int id)
+int ks_vcpu_setup(int vm_fd, int vcpu_fd, uint64_t count)
 {
-	struct ks_vcpu *vcpu = &vm->vcpu[id];
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 
-	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
+	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
 		return -errno;
 	sregs.cs.base = 0;
 	sregs.cs.selector = 0;
-	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
+	if (ioctl(vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
 		return -errno;
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = KS_GUEST_CODE_ADDR;
 	regs.rflags = 0x2;
-	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
+	regs.rsi = count;
+	if (ioctl(vcpu_fd, KVM_SET_REGS, &regs) < 0)
 		return -errno;
 	return 0;
+}
+
+int ks_vcpu_restart(int vcpu_fd)
+{
+	struct kvm_regs regs = { .rip = KS_GUEST_CODE_ADDR, .rflags = 0x2 };
+
+	return ioctl(vcpu_fd, KVM_SET_REGS, &regs) < 0 ? -errno : 0;
 }
 
 /* Nothing to set up for the VM: no irqchip, so HLT exits to userspace. */

@@ -290,30 +290,16 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 	return 0;
 }
 
-/* Guest code: CPUID SI times, then "out 0x10, al", then hlt. */
-static const unsigned char code_cpuid_si_out_hlt[] = {
-	0x66, 0x31, 0xc0,	/* 0: xor eax, eax */
-	0x0f, 0xa2,		/* 3: cpuid */
-	0x4e,			/* 5: dec si */
-	0x75, 0xf8,		/* 6: jnz 0 */
-	0xb0, 0x42,		/* 8: mov al, 0x42 */
-	0xe6, 0x10,		/* 10: out 0x10, al */
-	0xf4,			/* 12: hlt */
-};
-
-/* A vCPU outside struct ks_vm (which holds KS_MAX_VCPUS): real mode at 0x1000. */
+/* A vCPU outside struct ks_vm (which holds KS_MAX_VCPUS), set up as its are. */
 struct big_vcpu {
 	int fd;
 	int sfd;
 	struct kvm_run *run;
 };
 
-static int big_vcpu_create(int vm_fd, int run_size, int id, uint64_t rsi,
+static int big_vcpu_create(int vm_fd, int run_size, int id, uint64_t count,
 			   struct big_vcpu *v)
 {
-	struct kvm_sregs sregs;
-	struct kvm_regs regs;
-
 	v->sfd = -1;
 	v->run = NULL;
 	v->fd = ioctl(vm_fd, KVM_CREATE_VCPU, id);
@@ -325,19 +311,7 @@ static int big_vcpu_create(int vm_fd, int run_size, int id, uint64_t rsi,
 		v->run = NULL;
 		return -errno;
 	}
-	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
-		return -errno;
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0)
-		return -errno;
-	memset(&regs, 0, sizeof(regs));
-	regs.rip = KS_GUEST_CODE_ADDR;
-	regs.rflags = 0x2;
-	regs.rsi = rsi;
-	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
-		return -errno;
-	return 0;
+	return ks_vcpu_setup(vm_fd, v->fd, count);
 }
 
 static int big_vcpu_run(struct big_vcpu *v)
@@ -555,8 +529,8 @@ TEST_F_TIMEOUT(scale, max_vcpus_vm, TIMEOUT_S)
 	struct ks_vm vm;
 
 	NEED_SETUP();
-	ret = ks_vm_create(&vm, code_cpuid_si_out_hlt,
-			   sizeof(code_cpuid_si_out_hlt), 0);
+	ret = ks_vm_create(&vm, ks_code_cpuid_n_out_hlt,
+			   ks_code_cpuid_n_out_hlt_len, 0);
 	ASSERT_EQ(0, ret) TH_LOG("ks_vm_create: %s", strerror(-ret));
 	max = ioctl(vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
 	ASSERT_LT(0, max) TH_LOG("KVM_CAP_MAX_VCPUS: %s", strerror(errno));
@@ -1127,10 +1101,9 @@ TEST_F_TIMEOUT(scale, cpu_hotplug_while_vcpus_run, TIMEOUT_S)
 		ret = pin_to(1);
 		if (ret)
 			ks_errs_add(&err, "pinning to CPU 1: %s", strerror(-ret));
-		a = ioctl(y.vcpu[0].fd, KVM_SET_REGS, &(struct kvm_regs){
-			  .rip = KS_GUEST_CODE_ADDR, .rflags = 0x2 });
+		a = ks_vcpu_restart(y.vcpu[0].fd);
 		if (a)
-			ks_errs_add(&err, "KVM_SET_REGS: %s", strerror(errno));
+			ks_errs_add(&err, "restarting the vCPU: %s", strerror(-a));
 		a = ks_vcpu_run(&y.vcpu[0]);
 		b = ks_vcpu_run(&y.vcpu[0]);
 		if (a != KS_EXIT_USER || b != KS_EXIT_STOP)
