@@ -224,14 +224,13 @@ TEST_F(module, kvm_ioctls_untraced)
 /* 1 if a stats fd of a new VM's vCPU is the module's, 0 if KVM's, -errno. */
 static int stats_fd_is_modules(void)
 {
-	static const unsigned char hlt[] = { 0xf4 };
 	struct ks_exit_codes ec;
 	struct kvmstats s = { 0 };
 	struct ks_vm vm;
 	int fd, ret;
 
 	ks_host_exit_codes(&ec);
-	ret = ks_vm_create(&vm, hlt, sizeof(hlt), 1);
+	ret = ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 1);
 	if (ret)
 		return ret;
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
@@ -637,7 +636,6 @@ TEST_F(module, hooks_live)
  */
 TEST_F(module, vm_destruction_reaches_the_module)
 {
-	static const unsigned char hlt[] = { 0xf4 };
 	long base, during;
 	struct ks_vm vm;
 	int i, fd;
@@ -646,8 +644,9 @@ TEST_F(module, vm_destruction_reaches_the_module)
 	base = ks_objects_wait_le("vms", 0, 10000);
 	ASSERT_LE(0, base);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, ks_vm_create(&vm, hlt, sizeof(hlt), 1));
-		EXPECT_LE(0, ks_vcpu_run(&vm.vcpu[0]));
+		ASSERT_EQ(0, ks_vm_create(&vm, ks_code_out_hlt,
+					  ks_code_out_hlt_len, 1));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 		fd = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
 		EXPECT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s",
 					strerror(errno));
