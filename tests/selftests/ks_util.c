@@ -124,13 +124,6 @@ void ks_vm_destroy(struct ks_vm *vm)
 	vm->kvm_fd = -1;
 }
 
-int ks_vcpu_run(struct ks_vcpu *vcpu)
-{
-	if (ioctl(vcpu->fd, KVM_RUN, 0) < 0)
-		return -errno;
-	return vcpu->run->exit_reason;
-}
-
 const char *ks_module_path(void)
 {
 	const char *p = getenv("KVM_STATSFD_KO");

@@ -10,7 +10,12 @@
  * The fixed code is assembled; the generators below, which size loops at
  * run time, write instruction words.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -210,6 +215,85 @@ int ks_vcpu_setup(int vm_fd, int vcpu_fd, uint64_t count)
 int ks_vcpu_restart(int vcpu_fd)
 {
 	return set_core_reg(vcpu_fd, CORE_REG(regs.pc), KS_GUEST_CODE_ADDR);
+}
+
+/*
+ * KVM_RUN, bounded.  A guest that takes an exception (an undefined
+ * instruction, an abort) has no vector for it here, loops at EL1 in its
+ * own vector table, and KVM_RUN would never return: a test would hang
+ * until the harness's timeout.  So every run is bounded by a timer of the
+ * calling thread; when it fires, the vCPU's state goes to stderr (where
+ * it was, and the exception it took) and the run fails with -EINTR.
+ * KS_RUN_BOUND_S is far above any run of the tests' guest code, which
+ * exits within milliseconds or is stopped by the test's own signal.
+ */
+#define KS_RUN_BOUND_S	60
+#define KS_RUN_SIGNAL	(SIGRTMIN + 1)
+
+static void ks_run_bound_hit(int sig)
+{
+	(void)sig;
+}
+
+static __thread timer_t ks_run_timer;
+static __thread int ks_run_timer_made;
+
+static int ks_run_timer_make(void)
+{
+	struct sigaction sa = { .sa_handler = ks_run_bound_hit };
+	struct sigevent ev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = KS_RUN_SIGNAL,
+	};
+
+	if (ks_run_timer_made)
+		return 0;
+	/* No SA_RESTART: the run must come back with EINTR. */
+	if (sigaction(KS_RUN_SIGNAL, &sa, NULL))
+		return -errno;
+	ev._sigev_un._tid = gettid();
+	if (timer_create(CLOCK_MONOTONIC, &ev, &ks_run_timer))
+		return -errno;
+	ks_run_timer_made = 1;
+	return 0;
+}
+
+static __u64 one_reg(int fd, __u64 id)
+{
+	__u64 v = 0;
+	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&v };
+
+	ioctl(fd, KVM_GET_ONE_REG, &reg);
+	return v;
+}
+
+#define SYS_REG(op0, op1, crn, crm, op2) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | \
+	KVM_REG_ARM64_SYSREG | ((__u64)(op0) << 14) | ((__u64)(op1) << 11) | \
+	((__u64)(crn) << 7) | ((__u64)(crm) << 3) | (op2))
+
+int ks_vcpu_run(struct ks_vcpu *vcpu)
+{
+	struct itimerspec on = { .it_value.tv_sec = KS_RUN_BOUND_S };
+	struct itimerspec off = { 0 };
+	int ret = 0, bounded = !ks_run_timer_make();
+
+	if (bounded && timer_settime(ks_run_timer, 0, &on, NULL))
+		bounded = 0;
+	if (ioctl(vcpu->fd, KVM_RUN, 0) < 0)
+		ret = -errno;
+	if (bounded) {
+		timer_gettime(ks_run_timer, &on);
+		timer_settime(ks_run_timer, 0, &off, NULL);
+	}
+	if (ret == -EINTR && bounded && !on.it_value.tv_sec &&
+	    !on.it_value.tv_nsec)
+		fprintf(stderr, "# KVM_RUN still in the guest after %d s: pc %#llx, esr_el1 %#llx, elr_el1 %#llx, far_el1 %#llx\n",
+			KS_RUN_BOUND_S,
+			(unsigned long long)one_reg(vcpu->fd, CORE_REG(regs.pc)),
+			(unsigned long long)one_reg(vcpu->fd, SYS_REG(3, 0, 5, 2, 0)),
+			(unsigned long long)one_reg(vcpu->fd, CORE_REG(elr_el1)),
+			(unsigned long long)one_reg(vcpu->fd, SYS_REG(3, 0, 6, 0, 0)));
+	return ret ? ret : (int)vcpu->run->exit_reason;
 }
 
 void ks_host_exit_codes(struct ks_exit_codes *c)

@@ -82,6 +82,13 @@ int ks_vcpu_restart(int vcpu_fd)
 	return ioctl(vcpu_fd, KVM_SET_REGS, &regs) < 0 ? -errno : 0;
 }
 
+int ks_vcpu_run(struct ks_vcpu *vcpu)
+{
+	if (ioctl(vcpu->fd, KVM_RUN, 0) < 0)
+		return -errno;
+	return vcpu->run->exit_reason;
+}
+
 /* Nothing to set up for the VM: no irqchip, so HLT exits to userspace. */
 int ks_arch_vm_init(struct ks_vm *vm)
 {
