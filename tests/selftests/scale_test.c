@@ -320,11 +320,12 @@ static int big_vcpu_create(int vm_fd, int run_size, int id, uint64_t count,
 	return ks_vcpu_setup(vm_fd, v->fd, count);
 }
 
+/* As ks_vcpu_run() runs it (on arm64: bounded, its state told if stuck). */
 static int big_vcpu_run(struct big_vcpu *v)
 {
-	if (ioctl(v->fd, KVM_RUN, 0) < 0)
-		return -errno;
-	return v->run->exit_reason;
+	struct ks_vcpu vcpu = { .fd = v->fd, .run = v->run };
+
+	return ks_vcpu_run(&vcpu);
 }
 
 /* ------------------------------------------------------------------ */
