@@ -31,7 +31,7 @@ set -euo pipefail
 # Debian 12 will not install beside gcc-multilib (installing it removes
 # gcc-multilib).  qemu-system-arm (qemu-system-aarch64) boots Debian's
 # arm64 kernels with nested virtualisation for the arm64 module test
-# (tests/vm/arm64/smoke.sh), whose module builds in the bookworm-arm64
+# (tests/vm/arm64/lane.sh), whose module builds in the bookworm-arm64
 # chroot with the cross gcc instead (tests/vm/chroot.sh).  dpkg-dev, debhelper, dh-dkms, pkgconf and lintian build
 # and check the Debian packages (debian/, tests/debian/test.sh); no
 # fakeroot: debian/control says Rules-Requires-Root: no.

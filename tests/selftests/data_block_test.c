@@ -81,8 +81,8 @@ FIXTURE_SETUP(block)
 	self->vm_created = 1;
 	/* Some exits of every kind the guest makes, then quiet. */
 	for (i = 0; i < NR_VCPUS; i++) {
-		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[i]));
-		EXPECT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&self->vm.vcpu[i]));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[i]));
+		EXPECT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[i]));
 	}
 	/* The kernel's own fds where it has them, its refusal where not. */
 	self->vm_native = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);

@@ -175,9 +175,9 @@ TEST_F(lookup, one_thread_two_vcpus)
 	pin(0);
 	for (i = 0; i < 3; i++) {
 		r = ks_vcpu_run(a);
-		ASSERT_EQ(KVM_EXIT_IO, r);
+		ASSERT_EQ(KS_EXIT_USER, r);
 		r = ks_vcpu_run(b);
-		ASSERT_EQ(KVM_EXIT_IO, r);
+		ASSERT_EQ(KS_EXIT_USER, r);
 		a->run->immediate_exit = 1;
 		r = ks_vcpu_run(a);
 		a->run->immediate_exit = 0;
@@ -185,11 +185,11 @@ TEST_F(lookup, one_thread_two_vcpus)
 	}
 	ASSERT_EQ(0, vcpu_stat(a, "userspace_exits", ua, USER_BUCKETS));
 	ASSERT_EQ(0, vcpu_stat(b, "userspace_exits", ub, USER_BUCKETS));
-	EXPECT_EQ(3, ub[KVM_EXIT_IO]);
+	EXPECT_EQ(3, ub[KS_EXIT_USER]);
 	EXPECT_EQ(3, sum(ub, USER_BUCKETS))
 		TH_LOG("vCPU 1 got another vCPU's exits: INTR %llu",
 		       (unsigned long long)ub[KVM_EXIT_INTR]);
-	EXPECT_EQ(3, ua[KVM_EXIT_IO]);
+	EXPECT_EQ(3, ua[KS_EXIT_USER]);
 	/* vCPU 0's immediate exits: counted as INTR, or not at all. */
 	EXPECT_GE(3, ua[KVM_EXIT_INTR]);
 	EXPECT_EQ(0, ua[USER_OTHER]);
@@ -206,13 +206,13 @@ TEST_F(lookup, immediate_exit_not_stale_reason)
 	int r;
 
 	pin(0);
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(a));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(a));
 	a->run->immediate_exit = 1;
 	r = ks_vcpu_run(a);
 	a->run->immediate_exit = 0;
 	ASSERT_EQ(-EINTR, r);
 	ASSERT_EQ(0, vcpu_stat(a, "userspace_exits", u, USER_BUCKETS));
-	EXPECT_EQ(1, u[KVM_EXIT_IO]);
+	EXPECT_EQ(1, u[KS_EXIT_USER]);
 	EXPECT_GE(1, u[KVM_EXIT_INTR]);
 	EXPECT_EQ(0, u[USER_OTHER]);
 }
@@ -234,12 +234,12 @@ TEST_F(lookup, error_counts_other)
 	ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
 	ASSERT_EQ(0, touch_stats(&vm));
 	ASSERT_EQ(0, mprotect((char *)vm.mem + DATA_ADDR, 4096, PROT_NONE));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(v));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(v));
 	r = ks_vcpu_run(v);
 	EXPECT_EQ(-EFAULT, r);
 	ASSERT_EQ(0, vcpu_stat(v, "userspace_exits", u, USER_BUCKETS));
 	ASSERT_EQ(0, vcpu_stat(v, "in_guest", &in_guest, 1));
-	EXPECT_EQ(1, u[KVM_EXIT_IO]);
+	EXPECT_EQ(1, u[KS_EXIT_USER]);
 	EXPECT_EQ(0, u[KVM_EXIT_UNKNOWN]);
 	EXPECT_EQ(1, u[USER_OTHER]);
 	EXPECT_EQ(2, sum(u, USER_BUCKETS));
@@ -337,7 +337,7 @@ TEST_F(lookup, signal_before_entry_not_counted)
 	sigaddset(&block, SIGUSR1);
 	ASSERT_EQ(0, pthread_sigmask(SIG_BLOCK, &block, &old));
 	ASSERT_EQ(0, ioctl(a->fd, KVM_SET_SIGNAL_MASK, &mask));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(a));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(a));
 	ASSERT_EQ(0, pthread_kill(pthread_self(), SIGUSR1));
 	r = ks_vcpu_run(a);
 	/* Still pending and blocked again: take it. */
@@ -348,7 +348,7 @@ TEST_F(lookup, signal_before_entry_not_counted)
 	EXPECT_EQ(SIGUSR1, sig);
 	EXPECT_EQ(KVM_EXIT_INTR, a->run->exit_reason);
 	ASSERT_EQ(0, vcpu_stat(a, "userspace_exits", u, USER_BUCKETS));
-	EXPECT_EQ(1, u[KVM_EXIT_IO]);
+	EXPECT_EQ(1, u[KS_EXIT_USER]);
 	EXPECT_EQ(0, u[KVM_EXIT_INTR]);
 	EXPECT_EQ(1, sum(u, USER_BUCKETS));
 }
@@ -369,7 +369,7 @@ TEST_F(lookup, migrating_runs_bounded)
 	t0 = now_ns();
 	for (i = 0; i < 400; i++) {
 		pin(i % (ncpu > 1 ? 2 : 1));
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(a));
+		ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(a));
 	}
 	wall = now_ns() - t0;
 	ASSERT_EQ(0, vcpu_stat(a, "exit_latency_hist", hist, 32));
@@ -405,13 +405,13 @@ TEST_F(lookup, reused_vcpu_counts_from_zero)
 		ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
 		ASSERT_EQ(0, touch_stats(&vm));
 		for (j = 0; j < 2 + i; j++)
-			ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
-		ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm.vcpu[0]));
+			ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
+		ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm.vcpu[0]));
 		ASSERT_EQ(0, vcpu_stat(&vm.vcpu[0], "userspace_exits", u,
 				       USER_BUCKETS));
 		ASSERT_EQ(0, vcpu_stat(&vm.vcpu[0], "io_out_exits", &out, 1));
-		EXPECT_EQ(2 + i, u[KVM_EXIT_IO]);
-		EXPECT_EQ(1, u[KVM_EXIT_HLT]);
+		EXPECT_EQ(2 + i, u[KS_EXIT_USER]);
+		EXPECT_EQ(1, u[KS_EXIT_STOP]);
 		EXPECT_EQ(2 + i, out);
 		ks_vm_destroy(&vm);
 	}
@@ -659,7 +659,7 @@ TEST_F(fastpath, wrmsr_exits_all_counted)
 		fast = fastpath_count(&reentered);
 		fastpath_probe(0);
 	}
-	ASSERT_EQ(KVM_EXIT_IO, r) TH_LOG("KVM_RUN: %d", r);
+	ASSERT_EQ(KS_EXIT_USER, r) TH_LOG("KVM_RUN: %d", r);
 	ASSERT_EQ(0x10, v->run->io.port);
 	ASSERT_EQ(0, vcpu_stat(v, ec->stat, reasons, ec->buckets));
 	ASSERT_EQ(0, vcpu_stat(v, "exit_latency_hist", hist, 32));
@@ -758,7 +758,7 @@ TEST_F(scale, many_vms)
 			if (todo[i] < 0)
 				continue;
 			r = ks_vcpu_run(&vms[i].vcpu[0]);
-			ASSERT_EQ(todo[i] ? KVM_EXIT_IO : KVM_EXIT_HLT, r)
+			ASSERT_EQ(todo[i] ? KS_EXIT_USER : KS_EXIT_STOP, r)
 				TH_LOG("VM %d: %d", i, r);
 			todo[i]--;
 			left++;
@@ -769,8 +769,8 @@ TEST_F(scale, many_vms)
 				       USER_BUCKETS));
 		ASSERT_EQ(0, vcpu_stat(&vms[i].vcpu[0], "io_out_exits", &out,
 				       1));
-		EXPECT_EQ(1 + i % 5, u[KVM_EXIT_IO]) TH_LOG("VM %d", i);
-		EXPECT_EQ(1, u[KVM_EXIT_HLT]) TH_LOG("VM %d", i);
+		EXPECT_EQ(1 + i % 5, u[KS_EXIT_USER]) TH_LOG("VM %d", i);
+		EXPECT_EQ(1, u[KS_EXIT_STOP]) TH_LOG("VM %d", i);
 		EXPECT_EQ(2 + i % 5, sum(u, USER_BUCKETS)) TH_LOG("VM %d", i);
 		EXPECT_EQ(1 + i % 5, out) TH_LOG("VM %d", i);
 	}

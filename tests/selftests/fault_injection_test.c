@@ -426,7 +426,7 @@ TEST_F(fault, first_mmap_every_allocation)
 						 (const char *)m + page_off))
 			TH_LOG("fault %d: the mapping differs from pread", n);
 		/* Counting goes on, into the pages mapped. */
-		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 		mh = (const volatile uint64_t *)((const char *)m + page_off +
 						 hist_off - off);
 		ASSERT_EQ(0, ks_pread_exact(sfd, h, 8 * self->ec.buckets,
@@ -500,7 +500,7 @@ TEST_F_TIMEOUT(fault, exit_path_every_allocation, 300)
 		left = fail_nth_left();
 		fail_nth_set(0);
 		consumed += !left;
-		EXPECT_EQ(KVM_EXIT_IO, r) TH_LOG("fault %d: %s", n,
+		EXPECT_EQ(KS_EXIT_USER, r) TH_LOG("fault %d: %s", n,
 						 r < 0 ? strerror(-r) : "exit");
 		sfd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 		ASSERT_LE(0, sfd) TH_LOG("after fault %d: %s", n, strerror(errno));
@@ -510,7 +510,7 @@ TEST_F_TIMEOUT(fault, exit_path_every_allocation, 300)
 					     n, (unsigned long long)own1,
 					     (unsigned long long)nat1);
 		/* Counting goes on: the next run is counted exactly. */
-		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 		exit_counts(_metadata, sfd, self->ec.stat, self->ec.buckets,
 			    &own2, &nat2);
 		EXPECT_EQ(nat2 - nat1, own2 - own1) TH_LOG("fault %d", n);
@@ -652,7 +652,7 @@ static void kvm_alone_works(struct __test_metadata *_metadata,
 	int fd;
 
 	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0])) TH_LOG("after fault %d", n);
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0])) TH_LOG("after fault %d", n);
 	if (ks_native_binary_stats() == 1) {
 		fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 		EXPECT_LE(0, fd) TH_LOG("KVM's stats fd after fault %d: %s", n,
@@ -680,8 +680,8 @@ static void load_counts(struct __test_metadata *_metadata,
 					 strerror(-ret));
 	}
 	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 	sfd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, sfd) TH_LOG("after fault %d: %s", n, strerror(errno));
 	exit_counts(_metadata, sfd, self->ec.stat, self->ec.buckets, &own,

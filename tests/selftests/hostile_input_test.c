@@ -96,8 +96,8 @@ FIXTURE_SETUP(hostile)
 	self->fds[1] = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, self->fds[1]);
 	for (i = 0; i < NR_VCPUS; i++) {
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[i]));
-		ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&self->vm.vcpu[i]));
+		ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[i]));
+		ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[i]));
 	}
 	for (i = 0; i < 2; i++) {
 		self->full[i] = malloc(MAX_FILE);
@@ -677,8 +677,8 @@ TEST_F(hostile, other_ioctls_untouched)
 	ASSERT_EQ(0, ret);
 	/* KVM still runs a VM after all that. */
 	ASSERT_EQ(0, ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 1));
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
-	EXPECT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm.vcpu[0]));
 	ks_vm_destroy(&vm);
 }
 

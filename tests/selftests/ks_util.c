@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers shared by the kvm-statsfd selftests.
+ * Helpers shared by the kvm-statsfd selftests.  What differs per
+ * architecture (guest code, vCPU setup, exit codes) is in ks_util_x86.c
+ * and ks_util_arm64.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,45 +20,13 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include <asm/svm.h>
-#include <asm/vmx.h>
-
 #include "internal.h"	/* white-box: reads the handle's fields */
 #include "ks_util.h"
 #include "kvm_statsfd/uapi.h"
 
-const unsigned char ks_code_out_hlt[] = {
-	0xb0, 0x42,		/* mov al, 0x42 */
-	0xe6, 0x10,		/* out 0x10, al */
-	0xf4,			/* hlt */
-};
-const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
-
-const unsigned char ks_code_known_work[] = {
-	0xb9, KS_WORK_OUT, 0x00,	/* mov cx, KS_WORK_OUT */
-	0xe6, 0x10,			/* 1: out 0x10, al */
-	0xe2, 0xfc,			/*    loop 1b */
-	0xb9, KS_WORK_IN, 0x00,		/* mov cx, KS_WORK_IN */
-	0xe4, 0x11,			/* 2: in al, 0x11 */
-	0xe2, 0xfc,			/*    loop 2b */
-	0xbe, KS_WORK_MSR, 0x00,	/* mov si, KS_WORK_MSR */
-	0x66, 0xb9, 0x1b, 0, 0, 0,	/* 3: mov ecx, 0x1b (APIC_BASE) */
-	0x0f, 0x32,			/*    rdmsr */
-	0x4e,				/*    dec si */
-	0x75, 0xf6,			/*    jnz 3b */
-	0xb8, 0x00, 0x20,		/* mov ax, 0x2000 */
-	0x8e, 0xd8,			/* mov ds, ax: ds:0 is unbacked */
-	0xa2, 0x00, 0x00,		/* mov [0], al: MMIO write */
-	0xa0, 0x00, 0x00,		/* mov al, [0]: MMIO read */
-	0xf4,				/* hlt */
-};
-const size_t ks_code_known_work_len = sizeof(ks_code_known_work);
-
 static int ks_vcpu_create(struct ks_vm *vm, int id)
 {
 	struct ks_vcpu *vcpu = &vm->vcpu[id];
-	struct kvm_sregs sregs;
-	struct kvm_regs regs;
 	int size;
 
 	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
@@ -72,18 +42,7 @@ static int ks_vcpu_create(struct ks_vm *vm, int id)
 		vcpu->run = NULL;
 		return -errno;
 	}
-	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
-		return -errno;
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
-		return -errno;
-	memset(&regs, 0, sizeof(regs));
-	regs.rip = KS_GUEST_CODE_ADDR;
-	regs.rflags = 0x2;
-	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
-		return -errno;
-	return 0;
+	return ks_vcpu_setup(vm->fd, vcpu->fd, 0);
 }
 
 int ks_vm_create(struct ks_vm *vm, const void *code, size_t code_len,
@@ -108,6 +67,9 @@ int ks_vm_create(struct ks_vm *vm, const void *code, size_t code_len,
 		ret = -errno;
 		goto fail;
 	}
+	ret = ks_arch_vm_init(vm);
+	if (ret)
+		goto fail;
 	vm->mem = mmap(NULL, KS_GUEST_MEM_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (vm->mem == MAP_FAILED) {
@@ -160,13 +122,6 @@ void ks_vm_destroy(struct ks_vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	vm->kvm_fd = -1;
-}
-
-int ks_vcpu_run(struct ks_vcpu *vcpu)
-{
-	if (ioctl(vcpu->fd, KVM_RUN, 0) < 0)
-		return -errno;
-	return vcpu->run->exit_reason;
 }
 
 const char *ks_module_path(void)
@@ -230,89 +185,7 @@ int ks_module_loaded(void)
 	return stat("/sys/module/kvm_statsfd", &st) == 0;
 }
 
-size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
-			      const unsigned int *counts, int nr_seg)
-{
-	static const unsigned char loop[] = {
-		0x66, 0x31, 0xc0,	/* xor eax, eax */
-		0x0f, 0xa2,		/* cpuid */
-		0x4e,			/* dec si */
-		0x75, 0xf8,		/* jnz (back to xor) */
-	};
-	size_t n = 0;
-	int i;
 
-	for (i = 0; i < nr_seg; i++) {
-		if (counts[i] > 0xffff || n + 3 + sizeof(loop) + 4 > len)
-			return 0;
-		if (counts[i]) {
-			buf[n++] = 0xbe;	/* mov si, imm16 */
-			buf[n++] = counts[i] & 0xff;
-			buf[n++] = counts[i] >> 8;
-			memcpy(buf + n, loop, sizeof(loop));
-			n += sizeof(loop);
-		}
-		buf[n++] = 0xb0;	/* mov al, 0x42 */
-		buf[n++] = 0x42;
-		buf[n++] = 0xe6;	/* out 0x10, al */
-		buf[n++] = 0x10;
-	}
-	if (n + 1 > len)
-		return 0;
-	buf[n++] = 0xf4;		/* hlt */
-	return n;
-}
-
-const unsigned char ks_code_cpuid_forever[] = {
-	0x66, 0x31, 0xc0,	/* xor eax, eax */
-	0x0f, 0xa2,		/* cpuid */
-	0xeb, 0xf9,		/* jmp (back to xor) */
-};
-const size_t ks_code_cpuid_forever_len = sizeof(ks_code_cpuid_forever);
-
-/*
- * Which vendor module KVM runs with, as the kernel says (/proc/modules):
- * 1 for kvm_amd, 0 for kvm_intel, -1 when neither is loaded.
- */
-static int ks_kvm_vendor_is_svm(void)
-{
-	FILE *f = fopen("/proc/modules", "r");
-	char line[256];
-	int svm = -1;
-
-	if (!f)
-		return -1;
-	while (svm < 0 && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "kvm_amd ", 8))
-			svm = 1;
-		else if (!strncmp(line, "kvm_intel ", 10))
-			svm = 0;
-	}
-	fclose(f);
-	return svm;
-}
-
-void ks_host_exit_codes(struct ks_exit_codes *c)
-{
-	memset(c, 0, sizeof(*c));
-	/* No KVM vendor module: no exit to count; SVM's names are as good. */
-	c->svm = ks_kvm_vendor_is_svm() != 0;
-	if (c->svm) {
-		c->stat = KVM_STATSFD_EXIT_STAT_SVM;
-		c->buckets = KVM_STATSFD_SVM_BUCKETS;
-		c->cpuid = kvm_statsfd_svm_index(SVM_EXIT_CPUID);
-		c->io = kvm_statsfd_svm_index(SVM_EXIT_IOIO);
-		c->hlt = kvm_statsfd_svm_index(SVM_EXIT_HLT);
-		c->other = KVM_STATSFD_SVM_OTHER;
-	} else {
-		c->stat = KVM_STATSFD_EXIT_STAT_VMX;
-		c->buckets = KVM_STATSFD_VMX_BUCKETS;
-		c->cpuid = kvm_statsfd_vmx_index(EXIT_REASON_CPUID);
-		c->io = kvm_statsfd_vmx_index(EXIT_REASON_IO_INSTRUCTION);
-		c->hlt = kvm_statsfd_vmx_index(EXIT_REASON_HLT);
-		c->other = KVM_STATSFD_VMX_OTHER;
-	}
-}
 
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -582,24 +455,6 @@ int ks_module_reload(const char *params)
 	return ks_module_load(params);
 }
 
-size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n)
-{
-	static const unsigned char tmpl[] = {
-		0xbe, 0, 0,		/* 0: mov si, n */
-		0x66, 0x31, 0xc0,	/* 3: xor eax, eax */
-		0x0f, 0xa2,		/* 6: cpuid */
-		0x4e,			/* 8: dec si */
-		0x75, 0xf8,		/* 9: jnz 3 */
-		0xb0, 0x42,		/* 11: mov al, 0x42 */
-		0xe6, 0x10,		/* 13: out 0x10, al */
-		0xeb, 0xef,		/* 15: jmp 0 */
-	};
-
-	memcpy(c, tmpl, sizeof(tmpl));
-	c[1] = n & 0xff;
-	c[2] = n >> 8;
-	return sizeof(tmpl);
-}
 
 int ks_stress_scale(void)
 {
@@ -769,6 +624,20 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 	ret = d->size;
 	kvmstats_close(&s);
 	return ret;
+}
+
+int64_t ks_exits_counted(int fd, const struct ks_exit_codes *ec)
+{
+	uint64_t v[256];
+	int64_t sum = 0;
+	int i, n;
+
+	n = ks_stat_read(fd, ec->total, v, 256, NULL, 0);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && i < 256; i++)
+		sum += v[i];
+	return sum;
 }
 
 int ks_kernel_is_rt(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the kvm-statsfd selftests: a minimal KVM VM with
- * real-mode guest code, and loading/unloading kvm_statsfd.ko.
+ * Helpers shared by the kvm-statsfd selftests: a minimal KVM VM with guest
+ * code of known work, and loading/unloading kvm_statsfd.ko.
  */
 #ifndef KS_UTIL_H
 #define KS_UTIL_H
@@ -30,20 +30,68 @@ struct ks_vm {
 };
 
 /*
+ * The guest code below, per architecture: x86 (ks_util_x86.c) runs in real
+ * mode, where a port write exits to userspace (KVM_EXIT_IO), CPUID is an
+ * exit KVM handles itself and HLT stops the vCPU (KVM_EXIT_HLT: there is
+ * no in-kernel irqchip).  arm64 (ks_util_arm64.c) runs at EL1 with the MMU
+ * off: an MMIO write exits to userspace (KVM_EXIT_MMIO), an ID register
+ * read traps to KVM, which answers it itself (ESR class SYS64), and the
+ * stop is an HVC that the VM's SMCCC filter forwards to userspace
+ * (KVM_EXIT_HYPERCALL).  Not WFI, which blocks in KVM, nor PSCI
+ * SYSTEM_OFF, which stops every vCPU of the VM.  Each run after a stop
+ * stops again, as HLT does.  Tests name these, not the architecture's.
+ */
+#if defined(__aarch64__)
+#define KS_EXIT_USER		KVM_EXIT_MMIO
+#define KS_EXIT_STOP		KVM_EXIT_HYPERCALL
+/* KVM's own vCPU stats counting them (the arm64 and x86 names). */
+#define KS_STAT_USER_EXITS	"mmio_exit_user"
+#define KS_STAT_STOP_EXITS	"hvc_exit_stat"
+#else
+#define KS_EXIT_USER		KVM_EXIT_IO
+#define KS_EXIT_STOP		KVM_EXIT_HLT
+#define KS_STAT_USER_EXITS	"io_exits"
+#define KS_STAT_STOP_EXITS	"halt_exits"
+#endif
+
+/*
  * Create a VM with KS_GUEST_MEM_SIZE bytes of memory at guest physical 0,
  * copy @code to KS_GUEST_CODE_ADDR and create @nr_vcpus vCPUs that start
- * there in real mode.  Returns 0 or -errno.
+ * there (as ks_arch_vcpu_init() sets them up).  Returns 0 or -errno.
  */
 int ks_vm_create(struct ks_vm *vm, const void *code, size_t code_len,
 		 int nr_vcpus);
 void ks_vm_destroy(struct ks_vm *vm);
 /* KVM_RUN once; returns the exit reason or -errno. */
 int ks_vcpu_run(struct ks_vcpu *vcpu);
+/* The architecture's part of ks_vm_create() for the VM. */
+int ks_arch_vm_init(struct ks_vm *vm);
+/*
+ * Set up vCPU @vcpu_fd of VM @vm_fd as ks_vm_create() does (also for vCPUs
+ * made outside struct ks_vm), with @count in the register that
+ * ks_code_cpuid_n_out_hlt counts down (x86: si, arm64: x5).  0 or -errno.
+ */
+int ks_vcpu_setup(int vm_fd, int vcpu_fd, uint64_t count);
+/* Send a vCPU back to KS_GUEST_CODE_ADDR, to run its code again. */
+int ks_vcpu_restart(int vcpu_fd);
 
-/* Guest code: "out 0x10, al" with al = 0x42, then hlt. */
+/*
+ * Guest code: one exit to userspace (x86: "out 0x10, al" with al = 0x42;
+ * arm64: a store of 0x42 to KS_MMIO_ADDR), then the stop.
+ */
 extern const unsigned char ks_code_out_hlt[];
 extern const size_t ks_code_out_hlt_len;
 
+#define KS_MMIO_ADDR	0x20000	/* arm64: no memslot there */
+
+/*
+ * Guest code: CPUID as many times as ks_vcpu_setup()'s @count (at least
+ * once), the exit to userspace, then the stop.
+ */
+extern const unsigned char ks_code_cpuid_n_out_hlt[];
+extern const size_t ks_code_cpuid_n_out_hlt_len;
+
+#if defined(__x86_64__) || defined(__i386__)
 /*
  * Guest code of known work: KS_WORK_OUT port writes (port 0x10),
  * KS_WORK_IN port reads (0x11), KS_WORK_MSR MSR reads (APIC_BASE), one
@@ -55,6 +103,7 @@ extern const size_t ks_code_out_hlt_len;
 #define KS_WORK_MSR	11
 extern const unsigned char ks_code_known_work[];
 extern const size_t ks_code_known_work_len;
+#endif
 
 /* Path of kvm_statsfd.ko: $KVM_STATSFD_KO, or the build tree default. */
 const char *ks_module_path(void);
@@ -80,32 +129,50 @@ int ks_module_unload(void);
 int ks_module_loaded(void);
 
 /*
- * Guest code: for each of the @nr_seg counts, run CPUID (leaf 0) that many
- * times (exits KVM handles in the kernel) and then "out 0x10, al" (an exit
- * to userspace); after the last segment, hlt.  Writes at most @len bytes to
+ * Guest code: for each of the @nr_seg counts, run CPUID (leaf 0; arm64: the
+ * ID register read) that many times (exits KVM handles in the kernel) and
+ * then the exit to userspace; after the last segment, the stop.  Writes at most @len bytes to
  * @buf and returns the code length, or 0 if it does not fit.
  */
 size_t ks_code_cpuid_segments(unsigned char *buf, size_t len,
 			      const unsigned int *counts, int nr_seg);
 
-/* Guest code: CPUID (leaf 0) in an endless loop; never exits to userspace. */
 /*
- * Guest code into @c (17 bytes): CPUID @n times, "out 0x10, al", and
- * again, forever: every KVM_RUN returns with KVM_EXIT_IO after exactly
- * n + 1 exits.  Returns its length.
+ * Guest code into @c (at most 32 bytes): CPUID @n times, the exit to
+ * userspace, and again, forever: every KVM_RUN returns with KS_EXIT_USER
+ * after exactly n + 1 exits.  Returns its length.
  */
 size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n);
+/* Guest code: CPUID (leaf 0) in an endless loop; never exits to userspace. */
 extern const unsigned char ks_code_cpuid_forever[];
 extern const size_t ks_code_cpuid_forever_len;
 
-/* Hardware exit codes of this host's vendor, and the module's histogram. */
+/*
+ * Hardware exit codes of this host's vendor, and the module's histogram.
+ * On arm64 the buckets are exception classes: cpuid is SYS64, io
+ * DABT_LOW, hlt HVC64 (the guest code's three kinds of exit) and other
+ * 0, the class of IRQ exits, which exit_reasons_arm64 does not count.
+ */
 struct ks_exit_codes {
-	int svm;		/* 1 on AMD/Hygon, 0 on Intel */
-	const char *stat;	/* "exit_reasons_svm" or "exit_reasons_vmx" */
-	unsigned int buckets;	/* 120 or 81 */
+	int svm;		/* 1 on AMD/Hygon, 0 on Intel and arm64 */
+	const char *stat;	/* "exit_reasons_svm", "_vmx" or "_arm64" */
+	unsigned int buckets;	/* 120, 81 or 64 */
 	unsigned int cpuid, io, hlt, other;	/* dense indexes */
+	/*
+	 * The stat whose buckets sum to KVM's "exits": the histogram itself
+	 * on x86, where every exit has a reason; exit_kinds_arm64 on arm64,
+	 * where an interrupt's exit has no exception class.
+	 */
+	const char *total;
+	unsigned int total_buckets;
 };
 void ks_host_exit_codes(struct ks_exit_codes *c);
+/*
+ * The exits the module counted on the vCPU (or, summed, the VM) of stats
+ * fd @fd, to compare with KVM's "exits": the sum of @ec's total stat.
+ * -errno (as a negative value) if it cannot be read.
+ */
+int64_t ks_exits_counted(int fd, const struct ks_exit_codes *ec);
 
 /*
  * /sys/kernel/debug/kvm_statsfd/@name ("vms", "vcpus", "files"): the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The test host itself works: a real VM with a vCPU runs real-mode code
- * that exits to userspace with port I/O and then halts, and the kernel's
- * own stats describe that run: its binary stats fd where it has one (the
+ * The test host itself works: a real VM with a vCPU runs code that exits
+ * to userspace (x86: port I/O, arm64: MMIO) and then stops (ks_util.h),
+ * and the kernel's own stats describe that run: its binary stats fd where it has one (the
  * kernel says so with KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD)), its
  * debugfs files where it has not (5.10: there KVM_GET_STATS_FD is ENOTTY
  * on a VM fd and EINVAL on a vCPU fd).  These run with kvm_statsfd
@@ -93,12 +93,24 @@ TEST_F(vm, runs_out_then_hlt)
 
 	NEED_SETUP();
 
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
+#if defined(__aarch64__)
+	EXPECT_EQ(1, run->mmio.is_write);
+	EXPECT_EQ(KS_MMIO_ADDR, run->mmio.phys_addr);
+	EXPECT_EQ(1, run->mmio.len);
+	EXPECT_EQ(0x42, run->mmio.data[0]);
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[0]));
+	/* The SMCCC function the stop calls, forwarded as an HVC. */
+	EXPECT_EQ(0xc2000000, run->hypercall.nr);
+	/* It stops again, as HLT does. */
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[0]));
+#else
 	EXPECT_EQ(KVM_EXIT_IO_OUT, run->io.direction);
 	EXPECT_EQ(0x10, run->io.port);
 	EXPECT_EQ(1, run->io.size);
 	EXPECT_EQ(0x42, *((unsigned char *)run + run->io.data_offset));
-	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[0]));
+#endif
 }
 
 /*
@@ -112,12 +124,12 @@ static void debugfs_describes_the_run(struct __test_metadata *_metadata,
 	EXPECT_EQ(-1, ioctl(vm->vcpu[0].fd, KVM_GET_STATS_FD, 0));
 	EXPECT_EQ(EINVAL, errno) TH_LOG("native KVM_GET_STATS_FD on a vCPU fd: %s",
 					 strerror(errno));
-	EXPECT_EQ(0, debugfs_value(_metadata, vm, "io_exits"));
-	EXPECT_EQ(0, debugfs_value(_metadata, vm, "halt_exits"));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[0]));
-	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm->vcpu[0]));
-	EXPECT_EQ(1, debugfs_value(_metadata, vm, "io_exits"));
-	EXPECT_EQ(1, debugfs_value(_metadata, vm, "halt_exits"));
+	EXPECT_EQ(0, debugfs_value(_metadata, vm, KS_STAT_USER_EXITS));
+	EXPECT_EQ(0, debugfs_value(_metadata, vm, KS_STAT_STOP_EXITS));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[0]));
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm->vcpu[0]));
+	EXPECT_EQ(1, debugfs_value(_metadata, vm, KS_STAT_USER_EXITS));
+	EXPECT_EQ(1, debugfs_value(_metadata, vm, KS_STAT_STOP_EXITS));
 	EXPECT_LE(2, debugfs_value(_metadata, vm, "exits"));
 }
 
@@ -135,14 +147,14 @@ TEST_F(vm, native_vcpu_stats_describe_the_run)
 	ASSERT_EQ(0, ret) TH_LOG("%s", s.err);
 	EXPECT_EQ(0, strncmp(s.id, "kvm-", 4)) TH_LOG("id '%s'", s.id);
 	ASSERT_EQ(0, kvmstats_refresh(&s));
-	EXPECT_EQ(0, stat_value(_metadata, &s, "io_exits"));
-	EXPECT_EQ(0, stat_value(_metadata, &s, "halt_exits"));
+	EXPECT_EQ(0, stat_value(_metadata, &s, KS_STAT_USER_EXITS));
+	EXPECT_EQ(0, stat_value(_metadata, &s, KS_STAT_STOP_EXITS));
 
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
-	ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&self->vm.vcpu[0]));
 	ASSERT_EQ(0, kvmstats_refresh(&s));
-	EXPECT_EQ(1, stat_value(_metadata, &s, "io_exits"));
-	EXPECT_EQ(1, stat_value(_metadata, &s, "halt_exits"));
+	EXPECT_EQ(1, stat_value(_metadata, &s, KS_STAT_USER_EXITS));
+	EXPECT_EQ(1, stat_value(_metadata, &s, KS_STAT_STOP_EXITS));
 	EXPECT_LE(2, stat_value(_metadata, &s, "exits"));
 	kvmstats_close(&s);
 }

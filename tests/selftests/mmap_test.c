@@ -144,7 +144,7 @@ FIXTURE_SETUP(map)
 	/* Before the vCPU runs: PREEMPT_RT counts from the first stats fd. */
 	self->sfd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, self->sfd) TH_LOG("KVM_GET_STATS_FD: %s", strerror(errno));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 
 	ASSERT_EQ(0, kvmstats_open(&s, dup(self->sfd))) TH_LOG("%s", s.err);
 	self->data_offset = s.hdr.data_offset;
@@ -274,7 +274,7 @@ TEST_F(map, mapped_equals_pread)
 	before = mapped_exits(self, m);
 	EXPECT_LE(21, before);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+		ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 	after = mapped_exits(self, m);
 	EXPECT_LE(before + 63, after) TH_LOG("%llu exits, then %llu",
 					     (unsigned long long)before,
@@ -308,7 +308,7 @@ TEST_F(map, pins_the_module_until_unmapped)
 	int ret;
 
 	NEED_SETUP();
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 	m = map_own(_metadata, self, MAP_SHARED);
 	ASSERT_NE(NULL, m);
 	ASSERT_EQ(0, ks_pread_exact(self->sfd, last, self->map_size,
@@ -679,7 +679,7 @@ TEST_F(map, munmap_while_reading)
 		TH_LOG("%d of %d readers ran out their time unfaulted",
 		       UNMAP_ROUNDS - faulted, UNMAP_ROUNDS);
 	/* The stats fd and the vCPU work on. */
-	EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 	m = map_own(_metadata, self, MAP_SHARED);
 	ASSERT_NE(NULL, m);
 	expect_same(_metadata, self, m, "after the unmapped rounds");
@@ -760,7 +760,7 @@ TEST_F(map, fork_shares_the_pages)
 	}
 	close(to_child[0]);
 	for (i = 0; i < 2; i++)
-		EXPECT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 	EXPECT_EQ(1, write(to_child[1], "x", 1));
 	close(to_child[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -791,7 +791,7 @@ TEST_F(map, library_reads_the_mapping)
 	ASSERT_EQ(0, ret) TH_LOG("%s", s.err);
 	/* Read once so far: not mapped (it would cost the module pages). */
 	EXPECT_EQ(0, kvmstats_mapped(&s, NULL));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 	nr_preads = 0;
 	pread_bytes = 0;
 	ret = kvmstats_refresh(&s);
@@ -856,7 +856,7 @@ TEST_F(map, vcpus_share_pages)
 		/* Blocks are handed out in order, in whole cache lines. */
 		EXPECT_EQ(i % slots * line, page_off[i]) TH_LOG("vCPU %d", i);
 	}
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[2]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[2]));
 	for (i = 0; i < SHARED_VCPUS; i++) {
 		map_len = (page_off[i] + size + self->page - 1) / self->page *
 			  self->page;
@@ -920,9 +920,9 @@ static void *live_run_fn(void *arg)
 		ret = ks_vcpu_run(r->vcpu);
 		if (!i)
 			atomic_fetch_add(r->started, 1);
-		if (ret != KVM_EXIT_IO) {
+		if (ret != KS_EXIT_USER) {
 			ks_errs_add(r->err, "vCPU %d, run %d: %s", r->idx, i,
-				    ret < 0 ? strerror(-ret) : "not KVM_EXIT_IO");
+				    ret < 0 ? strerror(-ret) : "not KS_EXIT_USER");
 			break;
 		}
 	}

@@ -147,6 +147,9 @@ TEST_F(module, refused_without_kvm)
 
 	if (!dir)
 		SKIP(return, "KS_KVM_MODULES not set: will not unload KVM here");
+	/* No kvm.ko to unload where KVM is built in (arm64: CONFIG_KVM=y). */
+	if (access("/sys/module/kvm/initstate", F_OK))
+		SKIP(return, "KVM is built into this kernel: no kvm.ko to unload");
 	ASSERT_EQ(0, kvm_vendor_module(vendor, sizeof(vendor)))
 		TH_LOG("no single module using kvm in /proc/modules");
 	ASSERT_EQ(0, unload_module(vendor)) TH_LOG("unloading %s", vendor);
@@ -221,14 +224,13 @@ TEST_F(module, kvm_ioctls_untraced)
 /* 1 if a stats fd of a new VM's vCPU is the module's, 0 if KVM's, -errno. */
 static int stats_fd_is_modules(void)
 {
-	static const unsigned char hlt[] = { 0xf4 };
 	struct ks_exit_codes ec;
 	struct kvmstats s = { 0 };
 	struct ks_vm vm;
 	int fd, ret;
 
 	ks_host_exit_codes(&ec);
-	ret = ks_vm_create(&vm, hlt, sizeof(hlt), 1);
+	ret = ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 1);
 	if (ret)
 		return ret;
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
@@ -341,6 +343,16 @@ TEST_F(module, beside_an_anon_inodes_livepatch)
 	EXPECT_EQ(0, ks_module_unload());
 }
 
+/*
+ * Where KVM's functions are: in kvm.ko on x86, in the kernel proper on
+ * arm64 (Debian builds KVM in there: CONFIG_KVM=y).
+ */
+#if defined(__aarch64__)
+#define KVM_MOD		NULL
+#else
+#define KVM_MOD		"kvm"
+#endif
+
 /* The functions whose addresses hooks_live reads (hooked_functions()). */
 static const char *const ksym_names[] = {
 	"kvm_arch_destroy_vm", "anon_inode_getfile", "anon_inode_getfile_fmode",
@@ -428,6 +440,47 @@ static int kcore_read(uint64_t addr, void *buf, size_t len)
 
 enum fentry_state { FENTRY_UNKNOWN, FENTRY_NOP, FENTRY_CALL };
 
+#if defined(__aarch64__)
+/*
+ * What sits at the ftrace location of @func: arm64 kernels built with
+ * patchable function entries start each traceable function with
+ * "mov x9, x30" and the ftrace site, a NOP while nothing traces the
+ * function and a BL to ftrace's trampoline while something does (Debian's
+ * 6.12: the first instruction; with BTI or CALL_OPS' literal, a word
+ * further).  The words go to the test's output.
+ */
+static enum fentry_state fentry_state(struct __test_metadata *_metadata,
+				      const char *func, const char *mod)
+{
+	static const uint32_t mov_x9_x30 = 0xaa1e03e9, nop = 0xd503201f;
+	uint64_t addr = kallsyms_addr(func, mod);
+	uint32_t w[4];
+	unsigned int i;
+	int ret;
+
+	if (!addr) {
+		TH_LOG("%s: not in /proc/kallsyms", func);
+		return FENTRY_UNKNOWN;
+	}
+	ret = kcore_read(addr, w, sizeof(w));
+	if (ret) {
+		TH_LOG("%s: reading /proc/kcore: %s", func, strerror(-ret));
+		return FENTRY_UNKNOWN;
+	}
+	/* stderr, unbuffered, as in the x86 version below. */
+	fprintf(stderr, "# %s: %08x %08x %08x %08x\n", func, w[0], w[1], w[2],
+		w[3]);
+	for (i = 0; i + 1 < ARRAY_SIZE(w); i++) {
+		if (w[i] != mov_x9_x30)
+			continue;
+		if (w[i + 1] == nop)
+			return FENTRY_NOP;
+		if ((w[i + 1] & 0xfc000000) == 0x94000000)	/* BL */
+			return FENTRY_CALL;
+	}
+	return FENTRY_UNKNOWN;
+}
+#else
 /*
  * What sits at the ftrace location of @func: the 5-byte NOP ftrace keeps
  * there while nothing traces the function, or a CALL (0xe8) to ftrace's
@@ -477,6 +530,7 @@ static enum fentry_state fentry_state(struct __test_metadata *_metadata,
 	}
 	return FENTRY_UNKNOWN;
 }
+#endif
 
 struct hooked {
 	const char *func, *mod;
@@ -492,7 +546,7 @@ static int hooked_functions(struct hooked *h, int native, int cross, int fmode)
 {
 	int n = 0;
 
-	h[n++] = (struct hooked){ "kvm_arch_destroy_vm", "kvm" };
+	h[n++] = (struct hooked){ "kvm_arch_destroy_vm", KVM_MOD };
 	if (native && !cross) {
 		h[n++] = (struct hooked){ "anon_inode_getfile", NULL };
 		if (fmode)
@@ -500,10 +554,11 @@ static int hooked_functions(struct hooked *h, int native, int cross, int fmode)
 						  NULL };
 		return n;
 	}
-	h[n++] = (struct hooked){ "kvm_vm_ioctl", "kvm" };
-	h[n++] = (struct hooked){ "kvm_vcpu_ioctl", "kvm" };
+	h[n++] = (struct hooked){ "kvm_vm_ioctl", KVM_MOD };
+	h[n++] = (struct hooked){ "kvm_vcpu_ioctl", KVM_MOD };
 	if (!native)
-		h[n++] = (struct hooked){ "kvm_vm_ioctl_check_extension", "kvm" };
+		h[n++] = (struct hooked){ "kvm_vm_ioctl_check_extension",
+					  KVM_MOD };
 	return n;
 }
 
@@ -529,7 +584,7 @@ TEST_F(module, hooks_live)
 	ASSERT_LE(0, native);
 	if (ks_module_loaded())
 		ASSERT_EQ(0, ks_module_unload());
-	if (!kallsyms_addr("kvm_arch_destroy_vm", "kvm"))
+	if (!kallsyms_addr("kvm_arch_destroy_vm", KVM_MOD))
 		SKIP(return, "no kernel addresses in /proc/kallsyms");
 	/*
 	 * Without /proc/kcore (the debug kernel's config leaves it out) the
@@ -558,7 +613,7 @@ TEST_F(module, hooks_live)
 		if (kcore && native && !p)
 			EXPECT_EQ(FENTRY_NOP,
 				  fentry_state(_metadata, "kvm_vcpu_ioctl",
-					       "kvm"));
+					       KVM_MOD));
 		ASSERT_EQ(0, ks_module_unload());
 		for (i = 0; i < n; i++) {
 			EXPECT_EQ(0, ks_traced(h[i].func))
@@ -581,7 +636,6 @@ TEST_F(module, hooks_live)
  */
 TEST_F(module, vm_destruction_reaches_the_module)
 {
-	static const unsigned char hlt[] = { 0xf4 };
 	long base, during;
 	struct ks_vm vm;
 	int i, fd;
@@ -590,8 +644,9 @@ TEST_F(module, vm_destruction_reaches_the_module)
 	base = ks_objects_wait_le("vms", 0, 10000);
 	ASSERT_LE(0, base);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, ks_vm_create(&vm, hlt, sizeof(hlt), 1));
-		EXPECT_LE(0, ks_vcpu_run(&vm.vcpu[0]));
+		ASSERT_EQ(0, ks_vm_create(&vm, ks_code_out_hlt,
+					  ks_code_out_hlt_len, 1));
+		EXPECT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 		fd = ioctl(vm.fd, KVM_GET_STATS_FD, 0);
 		EXPECT_LE(0, fd) TH_LOG("KVM_GET_STATS_FD: %s",
 					strerror(errno));

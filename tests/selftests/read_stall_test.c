@@ -79,7 +79,7 @@ static void vm_moved_and_destroyed(struct __test_metadata *_metadata)
 	int fd;
 
 	ASSERT_EQ(0, ks_vm_create(&vm, ks_code_out_hlt, ks_code_out_hlt_len, 1));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm.vcpu[0]));
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ks_fdinfo_map(fd, &off, &size, &page_off));

@@ -48,7 +48,7 @@ FIXTURE_SETUP(dev)
 	ASSERT_EQ(0, ks_module_reload("cross_process=0"));
 	r = ks_vm_create(&self->vm, ks_code_out_hlt, ks_code_out_hlt_len, 1);
 	ASSERT_EQ(0, r) TH_LOG("ks_vm_create: %s", strerror(-r));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 }
 
 FIXTURE_TEARDOWN(dev)
@@ -233,7 +233,7 @@ TEST_F(dev, cross_process_checks_the_same)
 	ASSERT_EQ(0, ks_module_reload("cross_process=1"));
 	ASSERT_EQ(0, ks_vm_create(&self->vm, ks_code_out_hlt,
 				  ks_code_out_hlt_len, 1));
-	ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&self->vm.vcpu[0]));
+	ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&self->vm.vcpu[0]));
 
 	child_reads(_metadata, &self->vm, none, 0, &v);
 	EXPECT_EQ(-EIO, v.ioctl) TH_LOG("no capability, cross_process=1");

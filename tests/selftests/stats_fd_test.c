@@ -84,9 +84,9 @@ static void run_guest_to_hlt(struct __test_metadata *_metadata,
 	int i;
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[i]));
-		ASSERT_EQ(KVM_EXIT_IO, ks_vcpu_run(&vm->vcpu[i]));
-		ASSERT_EQ(KVM_EXIT_HLT, ks_vcpu_run(&vm->vcpu[i]));
+		ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[i]));
+		ASSERT_EQ(KS_EXIT_USER, ks_vcpu_run(&vm->vcpu[i]));
+		ASSERT_EQ(KS_EXIT_STOP, ks_vcpu_run(&vm->vcpu[i]));
 	}
 }
 

@@ -281,7 +281,7 @@ static void *churn_creator(void *arg)
 				int a = ks_vcpu_run(&vm[i].vcpu[j]);
 				int b = ks_vcpu_run(&vm[i].vcpu[j]);
 
-				if (a != KVM_EXIT_IO || b != KVM_EXIT_HLT)
+				if (a != KS_EXIT_USER || b != KS_EXIT_STOP)
 					ks_errs_add(&c->err, "KVM_RUN gave %d then %d", a, b);
 			}
 		for (i = 0; i < CHURN_PER; i++) {
@@ -431,10 +431,11 @@ TEST_F_TIMEOUT(stress, vm_churn_with_readers, TIMEOUT_S)
 	       (long)c->opens, (long)c->reads);
 	EXPECT_EQ(0, c->err.count) TH_LOG("%ld errors; first: %s",
 					  c->err.count, c->err.first);
-	EXPECT_LE(CHURN_CREATORS, c->rounds)
+	/* Plain longs: clang's typeof keeps _Atomic, which the macros reject. */
+	EXPECT_LE(CHURN_CREATORS, (long)c->rounds)
 		TH_LOG("%ld rounds: a creator stopped on an error",
 		       (long)c->rounds);
-	EXPECT_LT(0, c->opens);
+	EXPECT_LT(0, (long)c->opens);
 	check_no_leak(_metadata, self);
 	free(c);
 }
@@ -463,7 +464,7 @@ static void *runner_fn(void *arg)
 
 		if (ret == -EINTR)
 			continue;
-		if (ret != KVM_EXIT_IO) {
+		if (ret != KS_EXIT_USER) {
 			if (!r->err)
 				r->err = ret ? ret : -1000;
 			break;

@@ -13,8 +13,9 @@
 #  3. "module", with the module: a VMM like QEMU 8.1 started before the load is read
 #     through the module's fresh fds, not its kept ones; list finds the VM
 #     (like QEMU 8.1) and its 2 vCPUs, show --json has
-#     exit_reasons_svm/_vmx per vCPU and for the VM (their sum), the
-#     histogram total matches the native "exits", values only grow,
+#     exit_reasons_svm/_vmx/_arm64 per vCPU and for the VM (their sum), the
+#     histogram total (arm64: exit_kinds_arm64's, as its exit_reasons
+#     count only traps) matches the native "exits", values only grow,
 #     reasons are named in human output, watch runs non-interactively.
 # KS_CASES="native module" (or one of them) runs only those sections.
 # The module is left loaded at the end only if it was loaded at the start.
@@ -42,14 +43,16 @@ st() {
 }
 
 # hist_sums FILE: "CTX exits N" and "CTX hist N" lines from show --json,
-# CTX = vm or vcpuN; hist = sum of the exit-reason histogram's buckets.
+# CTX = vm or vcpuN; hist = sum of the buckets of the exit histogram that
+# counts every exit: x86's exit-reason histogram, arm64's exit_kinds_arm64
+# (an interrupt's exit has no exception class in exit_reasons_arm64).
 hist_sums() {
 	awk '
 	/"vm": \{/ { ctx = "vm" }
 	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
 	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
 	name == "exits" && /"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, "exits", v }
-	name ~ /^exit_reasons_(svm|vmx)$/ && /"buckets": \[/ { inb = 1; sum = 0; next }
+	name ~ /^(exit_reasons_(svm|vmx)|exit_kinds_arm64)$/ && /"buckets": \[/ { inb = 1; sum = 0; next }
 	inb && /\]/ { inb = 0; print ctx, "hist", sum; next }
 	inb { v = $0; gsub(/[^0-9]/, "", v); sum += v }
 	' "$1"
@@ -235,14 +238,19 @@ ok $((frozen != 0 || e0 <= 0 || e0 != h0)) \
 	"show --json: vCPU 0 histogram total = native exits" \
 	"exits $e0, histogram $h0 (VMM stopped: status $frozen)"
 # The kernel's names of the demo guest's I/O and nested-page-fault exits,
-# for the vendor the module reports (its exit-reason stat's name).
+# for the vendor the module reports (its exit-reason stat's name); on
+# arm64, its MMIO writes (DABT_LOW) and trapped ID register reads (SYS64),
+# and the stats of its I/O, whose names start with IO_STATS.
+IO_STATS=io_
 if grep -q 'exit_reasons_vmx' "$T/show1.json"; then
 	IO_NAME=IO_INSTRUCTION NPF_RE='EPT_(MISCONFIG|VIOLATION)'
+elif grep -q 'exit_reasons_arm64' "$T/show1.json"; then
+	IO_NAME=DABT_LOW NPF_RE=SYS64 IO_STATS=mmio_
 else
 	IO_NAME=io NPF_RE=npf
 fi
 grep -q '"reasons": {' "$T/show1.json" && grep -q "\"$IO_NAME\": [1-9]" "$T/show1.json"
-ok $? "show --json: reasons by the kernel's name ($IO_NAME: SVM_EXIT_IOIO or EXIT_REASON_IO_INSTRUCTION)"
+ok $? "show --json: reasons by the kernel's name ($IO_NAME: SVM_EXIT_IOIO, EXIT_REASON_IO_INSTRUCTION or ESR_ELx_EC_DABT_LOW)"
 kill -CONT $vm
 
 sleep 0.5
@@ -273,10 +281,10 @@ ok $((r != 0 || frames != 2 || esc != 0 || g != 0)) \
 	"status $r, frames $frames, escapes $esc" "$(head -n 12 "$T/out")"
 
 # kvm_stat's filters: -f by stat name, -g by guest.
-r=$(st "$KS" watch $vm -i 0.3 -n 2 -f '^io_')
-grep -q 'counters/s: io_' "$T/out" && ! grep -q 'counters/s:.* exits ' "$T/out" &&
+r=$(st "$KS" watch $vm -i 0.3 -n 2 -f "^$IO_STATS")
+grep -q "counters/s: $IO_STATS" "$T/out" && ! grep -q 'counters/s:.* exits ' "$T/out" &&
 	! grep -q 'exit reasons/s' "$T/out"
-ok $((r != 0 || $? != 0)) "watch -f '^io_': only the io_* stats" "status $r" "$(head -n 8 "$T/out")"
+ok $((r != 0 || $? != 0)) "watch -f '^$IO_STATS': only the $IO_STATS* stats" "status $r" "$(head -n 8 "$T/out")"
 r=$(st "$KS" watch -i 0.3 -n 1 -g '^tooltest$')
 grep -q "^PID $vm demo-vm guest tooltest" "$T/out"
 ok $((r != 0 || $? != 0)) "watch -g '^tooltest\$': the VM by its guest name" "status $r" "$(head -n 4 "$T/out")"

@@ -6,6 +6,9 @@
 # unpacked image has no modules.dep), our module(s), and the statically
 # linked programs to run.  KVM_VENDORS (default "kvm_amd kvm_intel") names
 # the vendor modules to include; init loads the one matching the CPU.
+# An arm64 kernel (RELEASE ends in "-arm64") gets arm64's busybox (ROOT's
+# userland, from busybox-static:arm64: tests/vm/fetch-kernels.sh), no
+# vendor module (KVM is built in) and aarch64-linux-gnu-strip.
 #
 # usage: build-initramfs.sh ROOT RELEASE OUT.cpio.gz [options]
 #   --module FILE.ko   add a module of ours to /lib/modules, without its
@@ -30,10 +33,23 @@ stage=$(mktemp -d)
 chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
 
+case "$rel" in
+*-arm64)
+	arch=arm64 busybox=$root/userland/bin/busybox
+	STRIP=${STRIP:-aarch64-linux-gnu-strip}
+	# Its applet list, from the arm64 binary itself, under qemu-user.
+	applets() { qemu-aarch64 "$busybox" --list; }
+	;;
+*)
+	arch=x86 busybox=/bin/busybox STRIP=${STRIP:-strip}
+	applets() { "$busybox" --list; }
+	;;
+esac
+
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,tests,demo,lib/modules}
-cp /bin/busybox "$stage/bin/busybox"
+cp "$busybox" "$stage/bin/busybox"
 # One link per applet, made without a process each (about 270 of them).
-/bin/busybox --list | perl -nle 'BEGIN { $d = shift }
+applets | perl -nle 'BEGIN { $d = shift }
 	$_ eq "busybox" or symlink("busybox", "$d/$_") or die "$_: $!\n"' \
 	"$stage/bin"
 install -m 0755 "$here/init.sh" "$stage/init"
@@ -74,7 +90,9 @@ add_with_deps() {
 # (load-order.VENDOR); init loads the one the CPU has.  load-order is the
 # first vendor's, for scripts that know only one.
 nvend=0
+[ "$arch" = x86 ] || KVM_VENDORS=${KVM_VENDORS:-none}
 for vendor in ${KVM_VENDORS:-kvm_amd kvm_intel}; do
+	[ "$vendor" != none ] || continue
 	[ -n "${modpath[$vendor]:-}" ] || { echo "  [initramfs] no $vendor in $rel" >&2; continue; }
 	order=()
 	seen=()
@@ -83,7 +101,8 @@ for vendor in ${KVM_VENDORS:-kvm_amd kvm_intel}; do
 	[ "$nvend" = 0 ] && cp "$stage/lib/modules/load-order.$vendor" "$stage/lib/modules/load-order"
 	nvend=$((nvend + 1))
 done
-[ "$nvend" -gt 0 ] || { echo "no KVM vendor module in $moddir" >&2; exit 1; }
+[ "$nvend" -gt 0 ] || [ "$arch" = arm64 ] ||
+	{ echo "no KVM vendor module in $moddir" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -91,7 +110,7 @@ while [ $# -gt 0 ]; do
 	# DWARF (dh_strip, DKMS's STRIP), which is 96% of a -g build's
 	# kvm_statsfd.ko (4.7 MB of 4.9 on 6.12).  Symbols and BTF stay, for
 	# splats and BPF; every load then reads 0.2 MB, not 4.9.
-	--module) strip --strip-debug -o "$stage/lib/modules/${2##*/}" "$2"
+	--module) "$STRIP" --strip-debug -o "$stage/lib/modules/${2##*/}" "$2"
 		shift 2 ;;
 	--tests) find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \; ; shift 2 ;;
 	--demo) cp -r "$2"/. "$stage/demo/"; shift 2 ;;

@@ -516,22 +516,12 @@ fi
 # panic_on_warn the guest never reports, without it the kernel log gives it
 # away.
 rig_selftest() {
-	local name=$1 w=$2 dir="$RUN/$1/$2"
-	if [ -f "$dir/failed" ]; then
-		echo "not ok - [$name] rig self-test: $w: $(cat "$dir/failed")"
-		failed=$((failed + 1))
-	elif [ ! -d "$dir" ]; then
-		echo "not ok - [$name] rig self-test: $w run: no run directory"
-		failed=$((failed + 1))
-	elif "$TOP/tests/vm/judge.sh" "$dir" "[$name]" > "$dir/judge.tap"; then
-		echo "not ok - [$name] rig self-test: $w run was judged a pass"
-		failed=$((failed + 1))
-	elif grep -q 'rig_warn' "$dir/judge.tap" "$dir/console.txt"; then
-		echo "ok - [$name] rig self-test: $w run judged a failure"
+	local name=$1 w=$2 verdict
+	if verdict=$(rig_warn_verdict "$RUN/$1/$2" "[$name]"); then
+		echo "ok - [$name] rig self-test: $w $verdict"
 		passed=$((passed + 1))
 	else
-		echo "not ok - [$name] rig self-test: $w run failed for another reason"
-		sed 's/^/#   /' "$dir/judge.tap"
+		echo "not ok - [$name] rig self-test: $w $verdict"
 		failed=$((failed + 1))
 	fi
 }

@@ -21,7 +21,8 @@
 # the chroot (tests/vm/chroot.sh), as DKMS would build on such a host.  The
 # arm64 series are Debian's arm64 kernels (KVM built in), booted under
 # qemu-system-aarch64; their roots also hold busybox-static:arm64, unpacked
-# in <root>/userland, for the guest's initramfs.
+# in <root>/userland, for the guest's initramfs, and libncurses-dev:arm64,
+# there too, for the static arm64 kvm-statsfd the guest runs (its watch).
 #
 # The newest ABI of each series is resolved with apt at run time, because the
 # archive drops old ABIs.  Bookworm's kernels come through the host's apt;
@@ -183,8 +184,9 @@ packages_of() {
 	local s=$1 rel=$2 deps
 
 	echo "linux-image-$rel"
-	# The arm64 guest's userland.
-	[ "$(origin_of "$s")" != arm64 ] || echo busybox-static:arm64
+	# The arm64 guest's userland, and what its kvm-statsfd links.
+	[ "$(origin_of "$s")" != arm64 ] ||
+		printf '%s\n' busybox-static:arm64 libncurses-dev:arm64
 	apt_for "$s" apt-cache depends "linux-image-$rel" 2>/dev/null |
 		sed -n "s/^ *|\\?Depends: \\(linux-\\(binary\\|modules\\|base\\)-$rel\\)\\(:arm64\\)\\?\$/\\1/p"
 	[ "$(builder_of "$s")" = host ] || return 0
@@ -235,8 +237,11 @@ fetch_one() {
 	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs
 
 	root="$CACHE/kernels/$rel"
-	# Trees unpacked before lib became the link are unpacked again.
-	if [ -f "$root/.unpacked" ] && [ ! -L "$root/lib/modules/$rel" ]; then
+	# Trees unpacked before lib became the link, or arm64 trees from
+	# before their userland had ncurses, are unpacked again.
+	if [ -f "$root/.unpacked" ] && [ ! -L "$root/lib/modules/$rel" ] &&
+		{ [ "$(origin_of "$s")" != arm64 ] ||
+			[ -f "$root/userland/usr/include/curses.h" ]; }; then
 		echo "$s $rel $root"
 		return
 	fi
@@ -260,7 +265,8 @@ fetch_one() {
 	rm -rf "$root.tmp"
 	mkdir -p "$root.tmp"
 	for pkg in $pkgs; do
-		if [ "$pkg" = busybox-static:arm64 ]; then
+		if [ "$pkg" = busybox-static:arm64 ] ||
+			[ "$pkg" = libncurses-dev:arm64 ]; then
 			dpkg -x "$(deb_of "$pkg")" "$root.tmp/userland"
 			continue
 		fi

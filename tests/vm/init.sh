@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the test guest.  Loads KVM, runs every program in /tests and
-# reports on the second serial port (ttyS1), which carries nothing but what
-# this script writes.  The host believes a run only when the last line there
+# reports on a channel of its own, which carries nothing but what this
+# script writes: the second serial port (ttyS1) on x86, a virtio console
+# (hvc0, ks.report=hvc0) on arm64's virt machine, which has one UART.  The host believes a run only when the last line there
 # is "@@ done <nonce>", with the nonce it put on the kernel command line:
 # console noise on ttyS0 cannot fake a pass, and a guest that panics or hangs
 # never gets to write it.
@@ -25,6 +26,7 @@ then=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	ks.nonce=*) nonce=${arg#ks.nonce=} ;;
+	ks.report=*) R=/dev/${arg#ks.report=} ;;
 	ks.mode=*) mode=${arg#ks.mode=} ;;
 	ks.out=e9) out=e9 ;;
 	ks.panic_on_warn=1) late_pow=1 ;;
@@ -103,6 +105,8 @@ say "@@ taint-init $(cat /proc/sys/kernel/tainted)"
 # self-test (detect): its module needs nothing of KVM.
 load_kvm() {
 	order=/lib/modules/load-order
+	# arm64: KVM is built into the kernel (no load order, nothing to load).
+	[ -f $order ] || { [ -c /dev/kvm ] || say "@@ error /dev/kvm is missing"; return; }
 	if grep -qw svm /proc/cpuinfo; then
 		[ -f $order.kvm_amd ] && order=$order.kvm_amd
 	elif grep -qw vmx /proc/cpuinfo; then

@@ -330,6 +330,64 @@ build_userspace() {
 	make -s -C "$TOP/tests/collectd" O="$BUILD/tests-collectd" >&2
 }
 
+# build_userspace_arm64 ROOT OUT: the arm64 guest's programs, in OUT,
+# cross-built with CC_ARM64 (clang: tests/selftests/Makefile says why not
+# gcc) and linked statically: tools/ (libkvmstats and kvm-statsfd, with
+# the arm64 ncurses that tests/vm/fetch-kernels.sh unpacks in ROOT),
+# selftests/ (those that apply to arm64), tests/ (the command's test and
+# the smoke test) and bin/ (demo-vm, kvm_smoke, ks-kvm-cap).  Incremental:
+# a warm run rebuilds nothing.
+build_userspace_arm64() {
+	local root=$1 out=$2 sys=$1/userland f bin
+	local cc=${CC_ARM64:-clang --target=aarch64-linux-gnu}
+	local cflags=(-std=gnu11 -O2 -g -Wall -Wextra -Werror -static)
+
+	step "building the arm64 guest's tools and selftests (static, $cc)"
+	mkdir -p "$out/tests" "$out/bin" || return
+	PKG_CONFIG_SYSROOT_DIR=$sys \
+		PKG_CONFIG_LIBDIR=$sys/usr/lib/aarch64-linux-gnu/pkgconfig \
+		make -s -C "$TOP/tools" O="$out/tools" STATIC=1 CC="$cc" \
+		AR=aarch64-linux-gnu-ar CPPFLAGS="-idirafter $sys/usr/include" \
+		"$out/tools/kvm-statsfd" >&2 &&
+		make -s -C "$TOP/tests/selftests" ARCH=arm64 CC_ARM64="$cc" \
+			O="$out/selftests" HARNESS="$(harness_dir)" \
+			LIBKVMSTATS="$out/tools/libkvmstats.a" >&2 &&
+		make -s -C "$TOP/tests/vm/demo" O="$out/bin" CC="$cc" >&2 || return
+	for f in tests/vm/arm64/kvm_smoke.c tests/qemu/ks-kvm-cap.c; do
+		bin=$out/bin/${f##*/}
+		bin=${bin%.c}
+		[ "$bin" -nt "$TOP/$f" ] && continue
+		# shellcheck disable=SC2086 # CC_ARM64 is a command with arguments
+		$cc "${cflags[@]}" -o "$bin" "$TOP/$f" >&2 || return
+	done
+	install -m 0755 "$TOP/tests/tools/kvm_statsfd_tool_test.sh" \
+		"$out/tests/kvm_statsfd_tool_test" &&
+		install -m 0755 "$TOP/tests/vm/arm64/arm64_smoke_test.sh" \
+			"$out/tests/arm64_smoke_test"
+}
+
+# rig_warn_verdict DIR LABEL: the rig's self-test of one run that WARNed on
+# purpose (init.sh's warn_selftest, cut out by split-segments.sh): the
+# judge must fail it, and for the WARN.  Prints the verdict; status 0 only
+# if the judge failed the run and the WARN module shows in its findings.
+rig_warn_verdict() {
+	local dir=$1 label=$2
+	if [ -f "$dir/failed" ]; then
+		cat "$dir/failed"
+	elif [ ! -d "$dir" ]; then
+		echo "run: no run directory"
+	elif "$TOP/tests/vm/judge.sh" "$dir" "$label" > "$dir/judge.tap"; then
+		echo "run was judged a pass"
+	elif grep -q 'rig_warn' "$dir/judge.tap" "$dir/console.txt"; then
+		echo "run judged a failure"
+		return 0
+	else
+		echo "run failed for another reason"
+		sed 's/^/#   /' "$dir/judge.tap"
+	fi
+	return 1
+}
+
 # guest_test_payload [SERIES]: the build-initramfs.sh options that put
 # every test and tool in a guest, but the programs the manifest does not
 # run on SERIES.  The exporter cannot link statically (GnuTLS): it comes

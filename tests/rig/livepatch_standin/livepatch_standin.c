@@ -50,9 +50,18 @@ static const struct standin_fn anon_inodes[] = {
 static const struct standin_fn *standin_fns;
 static unsigned int standin_nr;
 
+/*
+ * A livepatch's ops: IPMODIFY, with SAVE_REGS where the kernel has them.
+ * arm64's 6.12 has ftrace WITH_ARGS, not WITH_REGS, and refuses SAVE_REGS
+ * (-EINVAL); IPMODIFY alone holds the functions there as well.
+ */
 static struct ftrace_ops standin_ops = {
 	.func = standin_entry,
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+#else
+	.flags = FTRACE_OPS_FL_IPMODIFY,
+#endif
 };
 
 /*

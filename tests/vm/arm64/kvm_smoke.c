@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The guest side of tests/vm/arm64/smoke.sh: runs a VM with known work on
- * the arm64 guest's KVM and checks its stats fds, printing TAP lines (no
- * plan: the init script counts them).
+ * The program of tests/vm/arm64/arm64_smoke_test.sh: runs a VM with known
+ * work on the arm64 guest's KVM and checks its stats fds, printing TAP
+ * lines without numbers or plan (the test script numbers them).
  *
  *   kvm_smoke native FILE      KVM's own stats, without the module: the
  *                              work's native counts; FILE gets KVM's

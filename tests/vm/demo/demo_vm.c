@@ -9,6 +9,15 @@
  *     KVM_EXIT_MMIO, SVM exit "npf";
  *   - every 8th pass a cpuid (handled inside KVM, SVM exit "cpuid");
  *   - every 32nd pass a hlt: with no in-kernel irqchip, KVM_EXIT_HLT.
+ * On arm64 the guest runs at EL1 with the MMU off, and arm64 has no ports:
+ *   - the "port" write is an MMIO write to 0x30000 + 8 * vCPU id (no
+ *     memslot), counted as io; the write to 0x20000 as on x86 (both
+ *     KVM_EXIT_MMIO, exception class DABT_LOW);
+ *   - the cpuid is a read of ID_AA64PFR0_EL1, which traps to KVM and is
+ *     answered there (class SYS64);
+ *   - the hlt is an HVC of a function that the VM's SMCCC filter forwards
+ *     to userspace (KVM_EXIT_HYPERCALL, class HVC64): a WFI would block in
+ *     KVM, as no timer is programmed to end it.
  * Userspace counts the exits and re-enters, after a HLT only once an idle
  * guest's next timer tick would have woken it (--hlt-ms), until the time
  * given with -t is up (default 20 s), or SIGINT/SIGTERM.
@@ -45,6 +54,7 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +72,38 @@
 #define CODE_ADDR	0x1000
 #define MAX_VCPUS	16
 
-/* Real-mode guest code; bx holds the vCPU id (set by the VMM). */
 extern const unsigned char guest_code[], guest_code_end[];
+#if defined(__aarch64__)
+/* The idle HVC's function: a fast SMC64 SiP call, not one KVM reserves. */
+#define IDLE_FUNC	0xc2000000U
+#define PORT_BASE	0x30000
+
+/* EL1 guest code, MMU off; x19 holds the vCPU id (set by the VMM). */
+__asm__(
+	".pushsection .rodata\n"
+	".globl guest_code\n"
+	".globl guest_code_end\n"
+	".p2align 2\n"
+	"guest_code:\n"
+	"	movz x6, #0x2, lsl #16\n"	/* GPA 0x20000, not in any memslot */
+	"	movz x7, #0x3, lsl #16\n"	/* the vCPU's "port": PORT_BASE */
+	"	add x7, x7, x19, lsl #3\n"	/*   + 8 * id */
+	"	mov x2, #0\n"
+	"1:	strb w2, [x7]\n"		/* the "port" write: MMIO exit */
+	"	strb w2, [x6]\n"		/* MMIO exit */
+	"	add x2, x2, #1\n"
+	"	tst x2, #7\n"
+	"	b.ne 1b\n"
+	"	mrs x3, id_aa64pfr0_el1\n"	/* trapped, handled in the kernel */
+	"	tst x2, #31\n"
+	"	b.ne 1b\n"
+	"	movz x0, #0xc200, lsl #16\n"	/* IDLE_FUNC */
+	"	hvc #0\n"			/* KVM_EXIT_HYPERCALL: the idle */
+	"	b 1b\n"
+	"guest_code_end:\n"
+	".popsection\n");
+#else
+/* Real-mode guest code; bx holds the vCPU id (set by the VMM). */
 __asm__(
 	".pushsection .rodata\n"
 	".globl guest_code\n"
@@ -94,6 +134,7 @@ __asm__(
 	".code64\n"
 	"guest_code_end:\n"
 	".popsection\n");
+#endif
 
 struct vcpu {
 	int id, fd;
@@ -134,18 +175,79 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void vcpu_create(struct vcpu *v)
+#if defined(__aarch64__)
+#define CORE_REG(x) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
+		     (offsetof(struct kvm_regs, x) / sizeof(__u32)))
+
+static void set_core_reg(struct vcpu *v, uint64_t id, uint64_t val)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&val };
+
+	if (ioctl(v->fd, KVM_SET_ONE_REG, &reg) < 0)
+		die("KVM_SET_ONE_REG");
+}
+
+/* The vCPU as KVM_ARM_VCPU_INIT resets it (EL1h, MMU off), PSCI 0.2. */
+static void vcpu_arch_setup(struct vcpu *v)
+{
+	struct kvm_vcpu_init init;
+
+	if (ioctl(vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0)
+		die("KVM_ARM_PREFERRED_TARGET");
+	init.features[0] |= 1U << KVM_ARM_VCPU_PSCI_0_2;
+	if (ioctl(v->fd, KVM_ARM_VCPU_INIT, &init) < 0)
+		die("KVM_ARM_VCPU_INIT");
+	set_core_reg(v, CORE_REG(regs.pc), CODE_ADDR);
+	set_core_reg(v, CORE_REG(regs.regs[19]), v->id);
+}
+
+/*
+ * The SMCCC filter (Linux 6.4; Debian 12's arm64 libc headers are 6.1's):
+ * the idle HVC goes to userspace.  Set before any vCPU runs.
+ */
+#ifndef KVM_ARM_VM_SMCCC_CTRL
+#define KVM_ARM_VM_SMCCC_CTRL		0
+#define KVM_ARM_VM_SMCCC_FILTER		0
+#define KVM_SMCCC_FILTER_FWD_TO_USER	2
+struct kvm_smccc_filter {
+	__u32 base;
+	__u32 nr_functions;
+	__u8 action;
+	__u8 pad[15];
+};
+#endif
+
+static void vm_arch_setup(void)
+{
+	struct kvm_smccc_filter filter = {
+		.base = IDLE_FUNC,
+		.nr_functions = 1,
+		.action = KVM_SMCCC_FILTER_FWD_TO_USER,
+	};
+	struct kvm_device_attr attr = {
+		.group = KVM_ARM_VM_SMCCC_CTRL,
+		.attr = KVM_ARM_VM_SMCCC_FILTER,
+		.addr = (uintptr_t)&filter,
+	};
+
+	if (ioctl(vm_fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+		die("KVM_SET_DEVICE_ATTR (SMCCC filter)");
+}
+
+/* Which of the two MMIO writes exited: the "port" one counts as io. */
+static int mmio_is_port(const struct kvm_run *run)
+{
+	return run->mmio.phys_addr >= PORT_BASE;
+}
+
+#define KVM_EXIT_IDLE	KVM_EXIT_HYPERCALL
+#else
+/* Real mode at CODE_ADDR, bx = the vCPU's id. */
+static void vcpu_arch_setup(struct vcpu *v)
 {
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 
-	v->fd = ioctl(vm_fd, KVM_CREATE_VCPU, v->id);
-	if (v->fd < 0)
-		die("KVM_CREATE_VCPU");
-	v->run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      v->fd, 0);
-	if (v->run == MAP_FAILED)
-		die("mmap kvm_run");
 	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
 		die("KVM_GET_SREGS");
 	sregs.cs.base = 0;
@@ -158,6 +260,33 @@ static void vcpu_create(struct vcpu *v)
 	regs.rflags = 0x2;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
 		die("KVM_SET_REGS");
+}
+
+/* No irqchip: HLT exits to userspace. */
+static void vm_arch_setup(void)
+{
+}
+
+/* Port writes exit as KVM_EXIT_IO: every MMIO exit is the MMIO write. */
+static int mmio_is_port(const struct kvm_run *run)
+{
+	(void)run;
+	return 0;
+}
+
+#define KVM_EXIT_IDLE	KVM_EXIT_HLT
+#endif
+
+static void vcpu_create(struct vcpu *v)
+{
+	v->fd = ioctl(vm_fd, KVM_CREATE_VCPU, v->id);
+	if (v->fd < 0)
+		die("KVM_CREATE_VCPU");
+	v->run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      v->fd, 0);
+	if (v->run == MAP_FAILED)
+		die("mmap kvm_run");
+	vcpu_arch_setup(v);
 	/* QEMU 8.1+: the vCPU's stats fd, opened once it is set up, kept. */
 	v->stats_fd = like_qemu_81 ? ioctl(v->fd, KVM_GET_STATS_FD, 0) : -1;
 }
@@ -182,9 +311,12 @@ static void *vcpu_thread(void *arg)
 			v->io++;
 			break;
 		case KVM_EXIT_MMIO:
-			v->mmio++;
+			if (mmio_is_port(v->run))
+				v->io++;
+			else
+				v->mmio++;
 			break;
-		case KVM_EXIT_HLT:
+		case KVM_EXIT_IDLE:
 			v->hlt++;
 			if (hlt_ns)
 				nanosleep(&hlt_wait, NULL);
@@ -245,6 +377,7 @@ int main(int argc, char **argv)
 	vm_fd = ioctl(kvm_fd, KVM_CREATE_VM, 0);
 	if (vm_fd < 0)
 		die("KVM_CREATE_VM");
+	vm_arch_setup();
 	run_size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (run_size <= 0)
 		die("KVM_GET_VCPU_MMAP_SIZE");
