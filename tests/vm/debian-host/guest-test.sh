@@ -73,9 +73,14 @@ no_kernel_splat() {
 		grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace'
 }
 modules_load_loaded_it() {
+	local j
+	j=$(journalctl -b -o short-monotonic -u systemd-modules-load.service)
 	test -f /usr/lib/modules-load.d/kvm_statsfd.conf &&
-		journalctl -b -o cat -u systemd-modules-load.service |
-		grep -F "Inserted module 'kvm_statsfd'"
+		grep -F "Inserted module 'kvm_statsfd'" <<< "$j" && return 0
+	echo "$j"
+	systemctl status --no-pager systemd-modules-load.service
+	journalctl -b -k -o short-monotonic | grep -iE 'kvm' | head -n 10
+	return 1
 }
 loaded_is_dkms() {	# loaded_is_dkms VERSION
 	local f

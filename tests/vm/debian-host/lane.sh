@@ -77,6 +77,7 @@ rm -rf "$p" "$out/payload.img"
 mkdir -p "$p/upgrade"
 cp "$here/guest-test.sh" "$p/"
 cp "$debs"/new/*.deb "$p/upgrade/"
+rm -f "$p"/upgrade/*-dbgsym_*.deb
 echo "$old $new" > "$p/versions"
 prep "the demo's VMM built (tests/vm/demo) and the test's disk made" "$out/payload.log" \
 	sh -c 'make -s -C "$1/tests/vm/demo" O="$2" >&2 &&

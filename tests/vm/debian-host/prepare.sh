@@ -49,10 +49,14 @@ rel=$(cd "$root/lib/modules" && ls)
 [ "$(echo "$rel" | wc -w)" = 1 ] || { echo "not one kernel in the base: $rel" >&2; exit 1; }
 
 # run_in CMD...: CMD in the chroot, /proc mounted in a private mount
-# namespace (DKMS and kbuild read it), no network, a clean environment.
+# namespace (DKMS and kbuild read it) and a devpts of its own (apt logs
+# the maintainer scripts' output through a pty), no network, a clean
+# environment.
 run_in() {
 	unshare --mount --propagation private \
-		sh -c 'mount -t proc proc "$1/proc" && exec chroot "$@"' sh \
+		sh -c 'mount -t proc proc "$1/proc" &&
+			mount -t devpts -o newinstance,ptmxmode=0666 devpts "$1/dev/pts" &&
+			exec chroot "$@"' sh \
 		"$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
 }
