@@ -16,6 +16,7 @@
 #  4. an upgrade to the next version with both VMs running: DKMS builds
 #     the new module (it is not loaded: the old one keeps serving), the
 #     exporter restarts on the new binary, a changed conffile is kept;
+#     or, with ks.upgrade=tools, the same upgrade but of kvm-statsfd-dkms;
 #  5. remove, then purge, with the VMs running: the module leaves every
 #     kernel's tree but stays loaded, rmmod is refused while a stats fd
 #     is open and works once it is closed, the VMs keep running, the
@@ -35,6 +36,19 @@ NONCE=$(sed -n 's/.*ks\.nonce=\([^ ]*\).*/\1/p' /proc/cmdline)
 URL=http://127.0.0.1:9798/metrics
 OURS="kvm-statsfd-dkms kvm-statsfd libkvmstats1 libkvmstats-dev kvm-statsfd-collectd"
 export DEBIAN_FRONTEND=noninteractive
+# The upgrade (ks.upgrade= on the kernel command line, lane.sh): "full",
+# every package, so DKMS builds the new module here, under emulation; or
+# "tools", every package but kvm-statsfd-dkms, which stays at OLD (a
+# partial upgrade apt allows: nothing depends on the module's version),
+# for a lane that cannot pay for that build.
+UPGRADE=$(sed -n 's/.*ks\.upgrade=\([a-z]*\).*/\1/p' /proc/cmdline)
+UPGRADE_DEBS="./kvm-statsfd_*_amd64.deb ./libkvmstats1_*_amd64.deb"
+UPGRADE_DEBS="$UPGRADE_DEBS ./libkvmstats-dev_*_amd64.deb ./kvm-statsfd-collectd_*_amd64.deb"
+case "$UPGRADE" in
+full) DKV=$NEW UPGRADE_DEBS="./kvm-statsfd-dkms_*_all.deb $UPGRADE_DEBS" ;;
+tools) DKV=$OLD ;;
+*) echo "ks.upgrade=full|tools missing from the command line" >&2; exit 1 ;;
+esac
 T0=$(date +%s)
 
 say() { printf '%s\n' "$*" >&3; }
@@ -101,12 +115,14 @@ only_o_e_taint() {
 	[ $((t & ~(4096 | 8192))) = 0 ]
 }
 is_disabled() { [ "$(systemctl is-enabled "$1")" = disabled ]; }
-versions_are() {	# versions_are VERSION: every package of ours
-	local p v
+versions_are() {	# versions_are VERSION DKMS-VERSION: of every package of ours
+	local p v want
 	for p in $OURS; do
 		v=$(dpkg-query -W -f='${Version}' "$p")
+		want=$1
+		[ "$p" != kvm-statsfd-dkms ] || want=$2
 		echo "$p $v"
-		[ "$v" = "$1" ] || return 1
+		[ "$v" = "$want" ] || return 1
 	done
 }
 none_known() {	# dpkg has none of ours, not even as config-files
@@ -306,24 +322,26 @@ check "kvm-statsfd list (ksbob) does not list ksalice's VM" bob_cannot_list "$ap
 
 # --- 4. upgrade, VMs running ----------------------------------------------------------
 
-phase "upgrade to $NEW"
+phase "upgrade to $NEW ($UPGRADE)"
 # An operator's change to the conffile: kept by the upgrade (the file
 # itself did not change), and read by the restarted exporter.
 echo 'KVM_STATSFD_EXPORTER_ARGS="--listen=127.0.0.1:9798 --vcpu"' >> /etc/default/kvm-statsfd-exporter
 t=$(date +%s)
-o=$(cd "$P/upgrade" && apt-get install -y --no-install-recommends \
-	./kvm-statsfd-dkms_*_all.deb ./kvm-statsfd_*_amd64.deb ./libkvmstats1_*_amd64.deb \
-	./libkvmstats-dev_*_amd64.deb ./kvm-statsfd-collectd_*_amd64.deb < /dev/null 2>&1)
-tap $? "apt-get install of the $NEW packages, both VMs running" "$(tail -n 30 <<< "$o")"
+# shellcheck disable=SC2086 # the file names are words
+o=$(cd "$P/upgrade" && apt-get install -y --no-install-recommends $UPGRADE_DEBS < /dev/null 2>&1)
+tap $? "apt-get install of the $NEW packages (upgrade: $UPGRADE), both VMs running" \
+	"$(tail -n 30 <<< "$o")"
 phase "the upgrade took $(($(date +%s) - t)) s"
-check "every package is at $NEW-1" versions_are "$NEW-1"
-check "kvm-statsfd/$OLD is gone from DKMS and /usr/src" \
-	sh -c 'dkms status kvm-statsfd; ! dkms status kvm-statsfd | grep -q "^kvm-statsfd/$1," &&
-		test ! -e "/usr/src/kvm-statsfd-$1"' sh "$OLD"
-check "dkms status: kvm-statsfd/$NEW installed for $REL" dkms_has "$NEW"
-check "the module on disk is $NEW, the loaded one still $OLD (installing does not load)" \
+check "every package is at $NEW-1, kvm-statsfd-dkms at $DKV-1" versions_are "$NEW-1" "$DKV-1"
+if [ "$UPGRADE" = full ]; then
+	check "kvm-statsfd/$OLD is gone from DKMS and /usr/src" \
+		sh -c 'dkms status kvm-statsfd; ! dkms status kvm-statsfd | grep -q "^kvm-statsfd/$1," &&
+			test ! -e "/usr/src/kvm-statsfd-$1"' sh "$OLD"
+fi
+check "dkms status: kvm-statsfd/$DKV installed for $REL" dkms_has "$DKV"
+check "the module on disk is $DKV, the loaded one still $OLD (installing does not load)" \
 	sh -c 'd=$(modinfo -F version kvm_statsfd); l=$(cat /sys/module/kvm_statsfd/version);
-		echo "disk $d, loaded $l"; [ "$d" = "$1" ] && [ "$l" = "$2" ]' sh "$NEW" "$OLD"
+		echo "disk $d, loaded $l"; [ "$d" = "$1" ] && [ "$l" = "$2" ]' sh "$DKV" "$OLD"
 check "both VMs kept running" running "$rpid" ks-vm-root ks-vm-alice
 check "the old module still counts root's VM's exits" grows "$rpid"
 npid=$(exporter_pid)
@@ -366,16 +384,21 @@ check "removed, the module stays loaded (README.Debian)" test -d /sys/module/kvm
 check "the changed conffile stays after remove, the package in state rc" \
 	sh -c 'grep -q -- "--vcpu" /etc/default/kvm-statsfd-exporter &&
 		[ "$(dpkg-query -W -f="\${db:Status-Abbrev}" kvm-statsfd)" = "rc " ]'
+# What remove left: the packages with conffiles, in state rc (apt
+# knows no other, as they came from files, not from an archive).
 # shellcheck disable=SC2086 # the package names are words
-o=$(apt-get purge -y $OURS < /dev/null 2>&1)
-tap $? "apt-get purge of every package" "$(tail -n 30 <<< "$o")"
+rc=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $OURS 2>/dev/null |
+	awk '$1 == "rc" { print $2 }' | xargs)
+# shellcheck disable=SC2086 # the package names are words
+o=$(apt-get purge -y $rc < /dev/null 2>&1)
+tap $? "apt-get purge of what remove left (${rc:-nothing})" "$(tail -n 30 <<< "$o")"
 check "purged: the conffile is gone" test ! -e /etc/default/kvm-statsfd-exporter
 check "purged: dpkg knows none of the packages" none_known
 check "purged: the unit's enablement is gone from /etc/systemd and deb-systemd-helper's state" \
 	no_enablement_left
 check "rmmod kvm_statsfd is refused as in use while the watch holds a stats fd" \
 	sh -c 'o=$(rmmod kvm_statsfd 2>&1) && exit 1; echo "$o";
-		grep -q "in use" <<< "$o" && test -d /sys/module/kvm_statsfd'
+		echo "$o" | grep -q "in use" && test -d /sys/module/kvm_statsfd'
 kill "$wpid"
 wait "$wpid" 2> /dev/null
 check "rmmod kvm_statsfd succeeds once the reader is gone" \
@@ -393,3 +416,6 @@ check "this boot's journal has no error from kvm-statsfd, its module or DKMS" no
 check "the kernel logged no warning, bug or oops" no_kernel_splat
 say "@@ end $NONCE"
 exec 3>&-
+# The unit's SuccessAction would do it, but a process left behind in
+# its cgroup must not keep the guest up until lane.sh's timeout.
+systemctl poweroff --no-block
