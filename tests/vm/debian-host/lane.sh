@@ -144,7 +144,7 @@ lane_tap "$ended" "the test ran to its end and the guest powered off (QEMU statu
 lane_tap "$([ "$cases" -ge "$MIN_CASES" ] && echo 1 || echo 0)" \
 	"the guest reported $cases cases (at least $MIN_CASES)"
 splat=$(grep -E 'Kernel panic|BUG:|WARNING:|Oops|general protection|Call Trace' "$out/console.txt" | head -n 10)
-lane_tap "$([ -z "$splat" ] && echo 1 || echo 0)" \
+lane_tap "$([ -s "$out/console.txt" ] && [ -z "$splat" ] && echo 1 || echo 0)" \
 	"the guest's console shows no panic, oops or kernel warning"
 [ -z "$splat" ] || printf '%s\n' "$splat" | sed 's/^/#   /'
 lane_finish

@@ -110,7 +110,7 @@ echo "$rel" > "$dir.tmp/release"
 # Room for two DKMS builds, the journal and apt's work.
 size=$(($(du -sm "$root" | cut -f1) + 768))
 log "making the ext4 image (${size} MB)"
-mkfs.ext4 -q -F -L ks-root -d "$root" "$dir.tmp/disk.img" "${size}M"
+mkfs.ext4 -q -F -L ks-root -d "$root" "$dir.tmp/disk.img" "${size}M" >&2
 rm -rf "$root"
 touch "$dir.tmp/ok"
 rm -rf "$dir"
