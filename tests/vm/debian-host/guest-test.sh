@@ -86,14 +86,15 @@ no_kernel_splat() {
 	! journalctl -k -b -o cat --no-pager |
 		grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace'
 }
+# systemd-modules-load runs before journald: its messages reach the
+# journal through the kernel's log, without the unit's name, so they are
+# looked for by the sender's name and pid, whichever way they came.
 modules_load_loaded_it() {
-	local j
-	j=$(journalctl -b -o short-monotonic -u systemd-modules-load.service)
 	test -f /usr/lib/modules-load.d/kvm_statsfd.conf &&
-		grep -F "Inserted module 'kvm_statsfd'" <<< "$j" && return 0
-	echo "$j"
-	systemctl status --no-pager systemd-modules-load.service
-	journalctl -b -k -o short-monotonic | grep -iE 'kvm' | head -n 10
+		journalctl -b -o short-monotonic --no-pager |
+		grep -E "systemd-modules-load\[[0-9]+\]: Inserted module 'kvm_statsfd'" &&
+		return 0
+	journalctl -b -o short-monotonic --no-pager | grep -E 'modules-load|kvm' | head -n 20
 	return 1
 }
 loaded_is_dkms() {	# loaded_is_dkms VERSION
