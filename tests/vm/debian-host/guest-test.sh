@@ -373,8 +373,8 @@ wpid=$!
 sleep 3
 check "a kvm-statsfd watch of root's VM holds the module (refcnt above 0)" \
 	sh -c 'cat /sys/module/kvm_statsfd/refcnt; [ "$(cat /sys/module/kvm_statsfd/refcnt)" -gt 0 ]'
-# shellcheck disable=SC2086 # the package names are words
 t=$(date +%s)
+# shellcheck disable=SC2086 # the package names are words
 o=$(apt-get remove -y $OURS < /dev/null 2>&1)
 tap $? "apt-get remove of every package" "$(tail -n 30 <<< "$o")"
 phase "apt-get remove took $(($(date +%s) - t)) s"
@@ -394,8 +394,8 @@ check "the changed conffile stays after remove, the package in state rc" \
 # shellcheck disable=SC2086 # the package names are words
 rc=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $OURS 2>/dev/null |
 	awk '$1 == "rc" { print $2 }' | xargs)
-# shellcheck disable=SC2086 # the package names are words
 t=$(date +%s)
+# shellcheck disable=SC2086 # the package names are words
 o=$(apt-get purge -y $rc < /dev/null 2>&1)
 tap $? "apt-get purge of what remove left (${rc:-nothing})" "$(tail -n 30 <<< "$o")"
 phase "apt-get purge took $(($(date +%s) - t)) s"
