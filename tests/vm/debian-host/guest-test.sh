@@ -203,15 +203,15 @@ restarted_on() {	# restarted_on OLDPID NEWPID VERSION
 # --- the VMs ------------------------------------------------------------------------
 
 # start_vm UNIT NAME [systemd-run options]: a demo-vm as a transient
-# service; prints its pid once kvm-statsfd lists it.  A HLT of a second
-# keeps the nested vCPU from eating the emulated CPU the test needs
-# (each exit costs the emulator dearly); it still makes 64 exits a
-# second.
+# service; prints its pid once kvm-statsfd lists it.  Half a second out
+# of the guest per HLT (demo-vm's longest is under a second) keeps the
+# nested vCPU from eating the emulated CPU the test needs (each exit
+# costs the emulator dearly); it still makes over 100 exits a second.
 start_vm() {
 	local unit=$1 name=$2 pid
 	shift 2
 	systemd-run --quiet --unit="$unit" "$@" -- "$P/demo-vm" -name "guest=$name" \
-		-t 3600 -c 1 --hlt-ms 1000 >&2 || return 1
+		-t 3600 -c 1 --hlt-ms 500 >&2 || return 1
 	for _ in $(seq 60); do
 		pid=$(systemctl show -p MainPID --value "$unit")
 		if [ "${pid:-0}" != 0 ] && kvm-statsfd list 2>/dev/null |
