@@ -27,13 +27,14 @@
 # DEBHOST_UPGRADE says which upgrade the guest does (guest-test.sh):
 # "tools" (the default), every package but kvm-statsfd-dkms, or "full",
 # every package, so that DKMS builds the new module inside the emulated
-# guest: about 400 CPU-seconds more (DKMS rebuilds on every upgrade of
+# guest: about 350 CPU-seconds more (DKMS rebuilds on every upgrade of
 # the package, even of the same module version).  The debian-host-dkms
 # lane (lane-dkms.sh) is the full one.
 #
 # usage: lane.sh OUTDIR
 # shellcheck disable=SC2016 # sh -c '...$1...' sh ARGS: expanded by that shell
 set -uo pipefail
+# shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 here=$TOP/tests/vm/debian-host
