@@ -35,12 +35,15 @@ set -euo pipefail
 # chroot with the cross gcc instead (tests/vm/chroot.sh).  dpkg-dev, debhelper, dh-dkms, pkgconf and lintian build
 # and check the Debian packages (debian/, tests/debian/test.sh); no
 # fakeroot: debian/control says Rules-Requires-Root: no.
+# The debian-host lane (tests/vm/debian-host/) makes its Debian 12 root
+# filesystem with mmdebstrap and its disk images with e2fsprogs'
+# mkfs.ext4 -d (no loop mount), and boots them with qemu-system-x86.
 PKGS="make gcc gcc-multilib libc6-dev bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
 libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev libcap-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
-mmdebstrap debian-archive-keyring
+mmdebstrap debian-archive-keyring e2fsprogs
 dpkg-dev debhelper dh-dkms pkgconf lintian"
 
 missing=
