@@ -126,8 +126,13 @@ if [ "$GATE_ONLY" = 1 ]; then
 	tsc_clock
 	lane_finish
 fi
-"$TOP/tests/vm/split-segments.sh" "$out/tests" \
-	warn-nopanic="$out/warn-nopanic" warn="$out/warn"
+# A segment that is not cut apart must fail the lane: the WARN self-test
+# below expects failed runs, and a missing one would pass it.
+if ! "$TOP/tests/vm/split-segments.sh" "$out/tests" \
+	warn-nopanic="$out/warn-nopanic" warn="$out/warn" 2> "$out/split.err"; then
+	lane_tap 0 "the boot's test and WARN runs cut apart (split-segments.sh)"
+	sed 's/^/#   /' "$out/split.err"
+fi
 "$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL" "$SERIES-vmx"
 lane_judged "$out/tests/counts"
 tsc_clock
