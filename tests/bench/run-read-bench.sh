@@ -29,10 +29,12 @@ export GUEST_ICOUNT=${GUEST_ICOUNT:-1}
 
 step "building the read bench (static)"
 make -s -C "$TOP/tools" O="$BUILD/tools" STATIC=1 >&2
-${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Wno-sign-compare -static -pthread \
+${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-parameter \
+	-static -pthread \
 	-I"$TOP/tools/lib" -I"$TOP/tests/selftests" -I"$TOP/include" \
 	-o "$OUT/bin/read_bench" "$TOP/tests/bench/read_bench.c" \
-	"$TOP/tests/selftests/ks_util.c" "$BUILD/tools/libkvmstats.a"
+	"$TOP/tests/selftests/ks_util.c" "$TOP/tests/selftests/ks_util_x86.c" \
+	"$BUILD/tools/libkvmstats.a"
 
 # value KEY FILE: the value of one "@bench KEY VALUE" line.
 value() { awk -v k="$2" '$1 == "@bench" && $2 == k { print $3; exit }' "$1"; }
