@@ -185,7 +185,9 @@ check "kvm-statsfd-dkms: prerm removes it" \
 	grep -q 'dkms remove' "$T/ctl/kvm-statsfd-dkms/prerm"
 check "kvm-statsfd-dkms: /usr/lib/modules-load.d/kvm_statsfd.conf loads kvm_statsfd at boot" \
 	test "$(sed '/^#/d; /^$/d' "$D/usr/lib/modules-load.d/kvm_statsfd.conf" 2>&1)" = kvm_statsfd
-check "kvm-statsfd-dkms: README.Debian" has kvm-statsfd-dkms usr/share/doc/kvm-statsfd-dkms/README.Debian
+# dh_compress gzips a document past 4 KiB: README.Debian is either.
+has_doc() { has "$1" "usr/share/doc/$1/$2" || has "$1" "usr/share/doc/$1/$2.gz"; }
+check "kvm-statsfd-dkms: README.Debian" has_doc kvm-statsfd-dkms README.Debian
 
 # --- kvm-statsfd ---------------------------------------------------------------
 K=$T/x/kvm-statsfd
@@ -226,7 +228,8 @@ check "kvm-statsfd: prerm stops the unit on removal" \
 	grep -q "deb-systemd-invoke stop 'kvm-statsfd-exporter.service'" "$T/ctl/kvm-statsfd/prerm"
 check "kvm-statsfd: README.Debian, the Prometheus rules and Grafana dashboard" \
 	sh -c 'for f in README.Debian examples/kvm-statsfd.rules.yml examples/kvm-statsfd.json; do
-		[ -e "$1/$f" ] || { echo "no $f"; exit 1; }; done' sh "$K/usr/share/doc/kvm-statsfd"
+		[ -e "$1/$f" ] || [ -e "$1/$f.gz" ] || { echo "no $f"; exit 1; }; done' sh \
+	"$K/usr/share/doc/kvm-statsfd"
 check "kvm-statsfd: no module-loading entry (kvm-statsfd-dkms owns it)" \
 	sh -c '! find "$1" -path "*modules-load.d*" -type f | grep .' sh "$K"
 
