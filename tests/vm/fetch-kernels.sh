@@ -34,6 +34,9 @@
 # "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick series with SERIES
 # (default "6.1 6.12 6.1-rt").
 #
+# "fetch-kernels.sh apt SERIES CMD ARGS..." runs apt-get or apt-cache with
+# the apt configuration of SERIES instead (see its end).
+#
 # Downloads and unpacked trees are cached under $CACHE (default .cache/ in the
 # source tree, gitignored); a second run downloads nothing.
 set -euo pipefail
@@ -320,4 +323,14 @@ main() {
 	return "$rc"
 }
 
+# fetch-kernels.sh apt SERIES CMD ARGS...: CMD (apt-get, apt-cache) with
+# the apt configuration SERIES comes from, set up first: other scripts
+# fetch more of that release's packages through it
+# (tests/qemu/fetch-qemu-arm64.sh).
+if [ "${1:-}" = apt ]; then
+	shift
+	origin_setup "$1"
+	apt_for "$@"
+	exit
+fi
 main "$@"
