@@ -10,14 +10,14 @@
 #                            arm64 package of its dependency closure
 #
 # The closure is what bookworm's apt resolves for qemu-system-arm:arm64
-# from nothing installed (the arm64 kernels' private apt configuration,
-# tests/vm/fetch-kernels.sh apt, with its sid lists pinned away), without
-# recommends.  Only its arm64 packages are fetched and unpacked: the
+# from nothing installed (the arm64 6.12 kernel's private apt
+# configuration, tests/vm/fetch-kernels.sh apt, which pins sid away),
+# without recommends.  Only its arm64 packages are fetched and unpacked: the
 # architecture-independent ones (QEMU's firmware, adduser) and the host
 # ones apt adds for them hold no library of QEMU's.  The tree's key is the
 # list of those packages' versions, so a security update of any of them
-# makes a new tree; older trees are removed.  A warm run costs one apt
-# query.
+# makes a new tree; older trees are removed.  A warm run asks apt only
+# when its lists changed since (they are refreshed twice a day).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,13 +26,17 @@ dir=$CACHE/qemu-arm64
 log() { echo "  [qemu-arm64] $*" >&2; }
 
 mkdir -p "$dir/debs"
-# sid's lists share the configuration (the newest arm64 kernels): pin
-# them away, or sid's QEMU and libraries would be the candidates.
-printf 'Package: *\nPin: release n=sid\nPin-Priority: -1\n' > "$dir/pin"
-apt_arm64() {
-	"$TOP/tests/vm/fetch-kernels.sh" apt 6.12-arm64 "$@" \
-		-o "Dir::Etc::Preferences=$dir/pin"
-}
+apt_arm64() { "$TOP/tests/vm/fetch-kernels.sh" apt 6.12-arm64 "$@"; }
+
+# The closure resolved after the lists' last refresh is still theirs.
+stamp=$CACHE/apt-arm64/state/lists/.stamp
+if [ -f "$stamp" ] && [ "$dir/debs.list" -nt "$stamp" ]; then
+	key=$(sha256sum < "$dir/debs.list" | cut -c1-16)
+	if [ -f "$dir/$key/.unpacked" ]; then
+		echo "$dir/$key/root"
+		exit 0
+	fi
+fi
 
 # 'URI' NAME_VERSION_ARCH.deb SIZE HASH, one line per package of the
 # closure; versions spell their epoch's colon %3a.
