@@ -6,10 +6,14 @@
 #
 #   guest-bundle.sh ROOT DIR BIN NAME [ARG...]
 #
+# or, with SYSROOT=DIR in the environment, a program of another
+# architecture unpacked with its libraries in DIR (sysroot-libs.sh finds
+# them there without running it),
+#
 # makes ROOT/DIR (DIR: where the guest sees it, /opt/NAME say) with
 #   bin/NAME    BIN, unchanged
 #   lib/        the libraries ldd lists and the loader
-#               (tools/exporter/guest-libs.sh)
+#               (tools/exporter/guest-libs.sh), or SYSROOT's
 #   NAME        a wrapper running bin/NAME ARG... "$@" through that loader
 #               and library path, which holds for what it dlopen()s too.
 # ROOT/DIR is emptied first.
@@ -23,12 +27,18 @@ prefix=$root$dir
 rm -rf "$prefix"
 mkdir -p "$prefix/bin" "$prefix/lib"
 cp -L "$bin" "$prefix/bin/$name"
-"$here/../../tools/exporter/guest-libs.sh" "$bin" "$prefix/lib"
+if [ -n "${SYSROOT:-}" ]; then
+	"$here/sysroot-libs.sh" "$bin" "$SYSROOT" "$prefix/lib"
+	loader=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: .*\/\(.*\)]$/\1/p')
+else
+	"$here/../../tools/exporter/guest-libs.sh" "$bin" "$prefix/lib"
+	loader=ld-linux-x86-64.so.2
+fi
 {
 	echo '#!/bin/sh'
 	echo "# $bin through its own copied loader and libraries."
-	printf 'exec %s/lib/ld-linux-x86-64.so.2 --library-path %s/lib %s/bin/%s' \
-		"$dir" "$dir" "$dir" "$name"
+	printf 'exec %s/lib/%s --library-path %s/lib %s/bin/%s' \
+		"$dir" "$loader" "$dir" "$dir" "$name"
 	for a in "$@"; do printf ' %s' "$a"; done
 	echo ' "$@"'
 } > "$prefix/$name"

@@ -3,16 +3,22 @@
 #
 # Guest-side test: QEMU's QMP query-stats with and without kvm_statsfd.ko
 # (busybox sh).  Prints TAP.  Needs root, /dev/kvm, Debian's QEMU 7.2 as
-# collected by collect-qemu.sh ($QEMU, default /opt/qemu/qemu-system-x86_64),
-# ks-qmp in PATH ($KS_QMP) and kvm_statsfd.ko at $KVM_STATSFD_KO.
+# collected by collect-qemu.sh ($QEMU, default
+# /opt/qemu/qemu-system-x86_64, or -aarch64 on arm64), ks-qmp in PATH
+# ($KS_QMP) and kvm_statsfd.ko at $KVM_STATSFD_KO; on arm64 also the VM's
+# image ($KS_QEMU_GUEST, ks-guest-arm64.S).
 #
-# Twice, first without the module, then with it, one QEMU (q35, 2 vCPUs,
-# no devices, SeaBIOS) is started paused (-S) and asked over QMP for
+# Twice, first without the module, then with it, one QEMU with 2 vCPUs
+# and no devices is started paused (-S) and asked over QMP for
 # query-stats-schemas and query-stats of target "vm" and "vcpu" (also with
-# the "providers" and "vcpus" filters); then it runs SeaBIOS (which finds
-# nothing to boot) for a few seconds, is stopped with "stop", and asked
-# again.  While the VM is stopped every counter is still, so equalities
-# between stats are exact.
+# the "providers" and "vcpus" filters); then it runs, is stopped, and
+# asked again.  While the VM is stopped every counter is still, so
+# equalities between stats are exact.  On x86 the VM is q35 with SeaBIOS,
+# which finds nothing to boot: it runs for a few seconds and is stopped
+# with "stop".  On arm64 it is the virt machine running ks-guest-arm64.S,
+# whose vCPU 0 makes KS_GUEST_LOOPS MMIO writes, ID register reads and
+# HVCs, then powers the VM off: the test polls for that (QEMU runs with
+# -no-shutdown and keeps the VM, stopped) and expects those counts exactly.
 #
 #  - without the module: the native stats only, every one of the schema,
 #    and none of the module's; on a kernel without binary stats of its own
@@ -25,9 +31,17 @@
 #    guest_ns cumulative seconds, vcpus instant...); per vCPU the total of
 #    the exit-reason histogram (exit_reasons_svm or _vmx: whichever the
 #    module serves) is the native "exits", the VM's histogram is the sum
-#    of its vCPUs', the I/O and MSR exit counts match their buckets.  Where
-#    the kernel has no binary stats, the native stats the module serves are
-#    its debugfs stats, each once (VM or vCPU), with the same values.
+#    of its vCPUs', the I/O and MSR exit counts match their buckets.  On
+#    arm64 the total of exit_kinds_arm64 is "exits", exit_reasons_arm64
+#    (by exception class) counts its trap exits, the HVC, system register
+#    and WFx counts match their classes and the native hvc_exit_stat,
+#    wfi_exit_stat and wfe_exit_stat (Documentation/exit-reasons.rst), and
+#    the guest's loop shows in them exactly.  Where the kernel has no
+#    binary stats, the native stats the module serves are its debugfs
+#    stats, each once (VM or vCPU), with the same values.  Every value
+#    QEMU shows, native or the module's, is the stats fd's as kvm-statsfd
+#    show --json reads it directly (through the module's /dev/kvm-statsfd),
+#    where that command is in PATH.
 # Native values are compared with the VM's debugfs directory: VM stats
 # directly, vCPU stats summed over the vCPUs (debugfs has no per-vCPU
 # stat files).
@@ -35,8 +49,8 @@
 
 PATH=$PATH:/bin:/sbin:$(dirname "$0")
 export PATH
-QEMU=${QEMU:-/opt/qemu/qemu-system-x86_64}
 QMP=${KS_QMP:-ks-qmp}
+KS=${KS_TOOL:-kvm-statsfd}
 KCAP=${KS_KVM_CAP:-ks-kvm-cap}
 KVM_CAP_BINARY_STATS_FD=203
 KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
@@ -49,15 +63,55 @@ qpid=
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
 
-# Names of every stat the module adds (exit_reasons_vmx on Intel hosts).
+# Names of every stat the module adds (exit_reasons_vmx on Intel hosts;
+# the arm64 ones on arm64).
 MODULE_STATS="exit_reasons_svm exit_reasons_vmx exit_latency_hist
 exit_latency_ns exit_latency_max_ns exit_latency_io_hist exit_latency_npf_hist
 exit_latency_msr_hist exit_latency_hlt_hist exit_latency_intr_hist
 exit_latency_io_ns exit_latency_npf_ns exit_latency_msr_ns exit_latency_hlt_ns
 exit_latency_intr_ns guest_ns
 userspace_exits io_in_exits io_out_exits msr_read_exits msr_write_exits
-mmio_reads mmio_writes in_guest vcpus"
+mmio_reads mmio_writes in_guest vcpus
+exit_reasons_arm64 exit_kinds_arm64
+exit_latency_mmio_hist exit_latency_sysreg_hist exit_latency_hvc_hist
+exit_latency_wfx_hist exit_latency_irq_hist exit_latency_mmio_ns
+exit_latency_sysreg_ns exit_latency_hvc_ns exit_latency_wfx_ns
+exit_latency_irq_ns sysreg_read_exits sysreg_write_exits wfi_exits wfe_exits
+hvc_exits smc_exits"
 KVM_EXIT_IO=2
+KVM_EXIT_MMIO=6
+
+# What differs between the architectures: QEMU and its VM; the debugfs
+# (native) counters that say whether a vCPU handled an exit, and which
+# one the VM's run makes for sure; how many native scalars there are to
+# compare with debugfs at least (arm64 has few native stats: 16); two
+# native vCPU stats for the providers filter.
+case "$(uname -m)" in
+aarch64)
+	ARCH=arm64
+	QEMU=${QEMU:-/opt/qemu/qemu-system-aarch64}
+	GUEST=${KS_QEMU_GUEST:-/opt/ks-qemu-guest-arm64.bin}
+	DBG_HANDLED="mmio_exit_user mmio_exit_kernel hvc_exit_stat wfi_exit_stat wfe_exit_stat"
+	DBG_WHAT="MMIO, HVC, WFx"
+	DBG_RAN=mmio_exit_user
+	NATIVE_PAIR="exits hvc_exit_stat"
+	MIN_COMPARED=16
+	;;
+*)
+	ARCH=x86
+	QEMU=${QEMU:-/opt/qemu/qemu-system-x86_64}
+	GUEST=
+	DBG_HANDLED="io_exits mmio_exits halt_exits irq_exits insn_emulation"
+	DBG_WHAT="I/O, MMIO, HLT, interrupt, emulation"
+	DBG_RAN=io_exits
+	NATIVE_PAIR="exits halt_exits"
+	MIN_COMPARED=20
+	;;
+esac
+# The loop of ks-guest-arm64.S (its KS_LOOPS).
+KS_GUEST_LOOPS=100
+# arm64 exception classes (Documentation/exit-reasons.rst) and kinds.
+EC_WFX=1 EC_HVC32=18 EC_HVC64=22 EC_SYS64=24 EC_DABT_LOW=36 KIND_TRAP=2
 
 # The exit-reason histogram the module serves (its schema says which):
 # its buckets, and the buckets of I/O and MSR exits
@@ -68,6 +122,7 @@ exit_stat_of() {	# exit_stat_of SCHEMAFILE
 	case "$EXIT_STAT" in
 	exit_reasons_svm) EXIT_BUCKETS=120 EXIT_IO=83 EXIT_MSR=84 ;;
 	exit_reasons_vmx) EXIT_BUCKETS=81 EXIT_IO=30 EXIT_MSR="31 32" ;;
+	exit_reasons_arm64) EXIT_BUCKETS=64 EXIT_IO='' EXIT_MSR='' ;;
 	*) EXIT_STAT= ; return 1 ;;
 	esac
 }
@@ -117,11 +172,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_qemu() {	# start_qemu LOG: a paused q35 VM with 2 vCPUs
+# start_qemu LOG: a paused VM with 2 vCPUs: q35, or on arm64 virt with
+# the host's GIC and CPU (KVM's only choices) running ks-guest-arm64.S,
+# which powers it off: -no-shutdown keeps QEMU and the VM then.
+start_qemu() {
 	rm -f "$SOCK"
-	"$QEMU" -accel kvm -S -nodefaults -display none -no-user-config \
-		-machine q35 -m 64 -smp 2 \
-		-qmp "unix:$SOCK,server=on,wait=off" > "$1" 2>&1 &
+	if [ "$ARCH" = arm64 ]; then
+		"$QEMU" -accel kvm -S -nodefaults -display none -no-user-config \
+			-machine virt,gic-version=host -cpu host -m 64 -smp 2 \
+			-kernel "$GUEST" -no-shutdown \
+			-qmp "unix:$SOCK,server=on,wait=off" > "$1" 2>&1 &
+	else
+		"$QEMU" -accel kvm -S -nodefaults -display none -no-user-config \
+			-machine q35 -m 64 -smp 2 \
+			-qmp "unix:$SOCK,server=on,wait=off" > "$1" 2>&1 &
+	fi
 	qpid=$!
 }
 
@@ -278,7 +343,18 @@ schema_line() {	# schema_line FILE LINE: the exact schema line is there
 }
 
 extended_schema() {	# extended_schema FILE
-	[ -n "$EXIT_STAT" ] || { echo "no exit_reasons_svm or exit_reasons_vmx"; return 1; }
+	[ -n "$EXIT_STAT" ] || { echo "no exit_reasons_svm, _vmx or _arm64"; return 1; }
+	if [ "$ARCH" = arm64 ]; then
+		set -- "$1" "kvm vcpu exit_kinds_arm64 linear-histogram - - 0 1" \
+			"kvm vm exit_kinds_arm64 linear-histogram - - 0 1" \
+			"kvm vcpu hvc_exits cumulative - - 0 -" \
+			"kvm vcpu sysreg_read_exits cumulative - - 0 -" \
+			"kvm vcpu exit_latency_mmio_hist log2-histogram seconds 10 -9 -"
+	else
+		set -- "$1" "kvm vcpu io_in_exits cumulative - - 0 -"
+	fi
+	f=$1
+	shift
 	for l in \
 		"kvm vcpu $EXIT_STAT linear-histogram - - 0 1" \
 		"kvm vm $EXIT_STAT linear-histogram - - 0 1" \
@@ -288,11 +364,11 @@ extended_schema() {	# extended_schema FILE
 		"kvm vcpu guest_ns cumulative seconds 10 -9 -" \
 		"kvm vm guest_ns cumulative seconds 10 -9 -" \
 		"kvm vcpu userspace_exits linear-histogram - - 0 1" \
-		"kvm vcpu io_in_exits cumulative - - 0 -" \
 		"kvm vcpu in_guest instant - - 0 -" \
-		"kvm vm vcpus instant - - 0 -"; do
-		schema_line "$1" "$l" || return 1
+		"kvm vm vcpus instant - - 0 -" "$@"; do
+		schema_line "$f" "$l" || return 1
 	done
+	set -- "$f"
 	if grep -q '^kvm vcpu vcpus ' "$1"; then
 		echo "vcpus is a vCPU stat"
 		return 1
@@ -307,6 +383,10 @@ paused_extended() {	# paused_extended VMFILE VCPUFILE
 		nb=$(echo "$h" | awk -F, '{ print NF }')
 		[ "$nb" = "$EXIT_BUCKETS" ] || { echo "$p: $nb buckets"; return 1; }
 		[ "$(total "$h")" = 0 ] || { echo "$p: $h"; return 1; }
+		if [ "$ARCH" = arm64 ]; then
+			k=$(value "$f" "$p" exit_kinds_arm64)
+			[ "$k" = 0,0,0,0,0 ] || { echo "$p: exit_kinds_arm64 $k"; return 1; }
+		fi
 		g=$(value "$f" "$p" guest_ns)
 		[ "$g" = 0 ] || { echo "$p: guest_ns=$g"; return 1; }
 	done
@@ -318,6 +398,7 @@ paused_extended() {	# paused_extended VMFILE VCPUFILE
 # debugfs, not 0: see zero_exits) it counts more than VM exits, and the
 # total can only be at most exits.
 running_vcpus() {	# running_vcpus VCPUFILE PAUSED_EXITS
+	[ "$ARCH" = x86 ] || { running_vcpus_arm64 "$1"; return; }
 	for p in $(paths "$1"); do
 		ex=$(value "$1" "$p" exits)
 		h=$(value "$1" "$p" "$EXIT_STAT")
@@ -344,18 +425,7 @@ running_vcpus() {	# running_vcpus VCPUFILE PAUSED_EXITS
 		for b in $EXIT_MSR; do mb=$((mb + $(bucket "$h" "$b"))); done
 		[ "$msr" = "$mb" ] ||
 			{ echo "$p: msr exits $msr, MSR bucket(s) $mb"; return 1; }
-		lt=$(total "$(value "$1" "$p" exit_latency_hist)")
-		if [ "$lt" -le 0 ] || [ "$lt" -gt "$ex" ]; then
-			echo "$p: exit_latency_hist total $lt, exits $ex"
-			return 1
-		fi
-		g=$(value "$1" "$p" guest_ns)
-		[ "$g" -gt 0 ] || { echo "$p: guest_ns=$g"; return 1; }
-		ig=$(value "$1" "$p" in_guest)
-		[ "$ig" = 0 ] || { echo "$p: in_guest=$ig while stopped"; return 1; }
-		u=$(value "$1" "$p" userspace_exits)
-		ut=$(total "$u")
-		[ "$ut" -le "$ex" ] || { echo "$p: userspace_exits $ut > exits $ex"; return 1; }
+		plausible "$1" "$p" "$ex" || return 1
 	done
 	# SeaBIOS talks to fw_cfg and PCI through I/O ports that QEMU serves.
 	io=0
@@ -365,8 +435,144 @@ running_vcpus() {	# running_vcpus VCPUFILE PAUSED_EXITS
 	[ "$io" -gt 0 ] || { echo "no KVM_EXIT_IO in any vCPU's userspace_exits"; return 1; }
 }
 
+# A vCPU that exited EX times: latency, guest time and userspace exits are
+# plausible, and it is not in the guest (the VM is stopped).
+plausible() {	# plausible VCPUFILE PATH EX
+	lt=$(total "$(value "$1" "$2" exit_latency_hist)")
+	if [ "$lt" -le 0 ] || [ "$lt" -gt "$3" ]; then
+		echo "$2: exit_latency_hist total $lt, exits $3"
+		return 1
+	fi
+	g=$(value "$1" "$2" guest_ns)
+	[ "$g" -gt 0 ] || { echo "$2: guest_ns=$g"; return 1; }
+	ig=$(value "$1" "$2" in_guest)
+	[ "$ig" = 0 ] || { echo "$2: in_guest=$ig while stopped"; return 1; }
+	ut=$(total "$(value "$1" "$2" userspace_exits)")
+	[ "$ut" -le "$3" ] || { echo "$2: userspace_exits $ut > exits $3"; return 1; }
+}
+
+# arm64, per vCPU: every exit has a kind, every trap exit a class; the
+# HVC, system register and WFx counts are their classes', and the native
+# counts of HVCs and WFx; MMIO to QEMU is its userspace exits by reason.
+# Summed over the vCPUs: ks-guest-arm64.S's loop exactly.
+running_vcpus_arm64() {	# running_vcpus_arm64 VCPUFILE
+	for p in $(paths "$1"); do
+		ex=$(value "$1" "$p" exits)
+		k=$(value "$1" "$p" exit_kinds_arm64)
+		h=$(value "$1" "$p" exit_reasons_arm64)
+		[ "$(total "$k")" = "$ex" ] ||
+			{ echo "$p: exits=$ex, exit_kinds_arm64 $k"; return 1; }
+		[ "$(total "$h")" = "$(bucket "$k" $KIND_TRAP)" ] ||
+			{ echo "$p: exit_reasons_arm64 total $(total "$h"), trap exits $(bucket "$k" $KIND_TRAP)"; return 1; }
+		v=$(value "$1" "$p" hvc_exits)
+		c=$(($(bucket "$h" $EC_HVC64) + $(bucket "$h" $EC_HVC32)))
+		n=$(value "$1" "$p" hvc_exit_stat)
+		if [ "$v" != "$c" ] || [ "$v" != "$n" ]; then
+			echo "$p: hvc_exits $v, HVC classes $c, native hvc_exit_stat $n"
+			return 1
+		fi
+		v=$(($(value "$1" "$p" sysreg_read_exits) + $(value "$1" "$p" sysreg_write_exits)))
+		c=$(bucket "$h" $EC_SYS64)
+		[ "$v" = "$c" ] || { echo "$p: sysreg exits $v, SYS64 class $c"; return 1; }
+		v=$(($(value "$1" "$p" wfi_exits) + $(value "$1" "$p" wfe_exits)))
+		c=$(bucket "$h" $EC_WFX)
+		n=$(($(value "$1" "$p" wfi_exit_stat) + $(value "$1" "$p" wfe_exit_stat)))
+		if [ "$v" != "$c" ] || [ "$v" != "$n" ]; then
+			echo "$p: wfi+wfe exits $v, WFx class $c, native $n"
+			return 1
+		fi
+		v=$(bucket "$(value "$1" "$p" userspace_exits)" $KVM_EXIT_MMIO)
+		n=$(value "$1" "$p" mmio_exit_user)
+		[ "$v" = "$n" ] || { echo "$p: KVM_EXIT_MMIO $v, native mmio_exit_user $n"; return 1; }
+		c=$(bucket "$h" $EC_DABT_LOW)
+		[ "$v" -le "$c" ] || { echo "$p: $v MMIO exits, DABT_LOW class $c"; return 1; }
+		[ "$ex" -gt 0 ] || continue
+		plausible "$1" "$p" "$ex" || return 1
+	done
+	n=$KS_GUEST_LOOPS
+	printf '%s\n' "hvc_exits $((n + 1))" "sysreg_read_exits $n" \
+		"sysreg_write_exits 0" "mmio_writes $n" "mmio_reads 0" > "$T/loop"
+	while read -r s want; do
+		v=$(sum_of "$1" "$s")
+		[ "$v" = "$want" ] ||
+			{ echo "$s: $v over the vCPUs, the guest's loop makes $want"; return 1; }
+	done < "$T/loop"
+}
+
+sum_of() {	# sum_of FILE NAME: a scalar stat summed over the paths
+	awk -v s="$2" '$3 == s { t += $4 } END { printf "%.0f\n", t }' "$1"
+}
+
+# arm64, with or without the module: the guest's loop shows in the native
+# stats (summed over the vCPUs): an HVC each time and one to power off,
+# an MMIO write to QEMU each time.
+guest_loop_native() {	# guest_loop_native VCPUFILE
+	v=$(sum_of "$1" hvc_exit_stat)
+	[ "$v" = $((KS_GUEST_LOOPS + 1)) ] ||
+		{ echo "hvc_exit_stat $v, expected $((KS_GUEST_LOOPS + 1))"; return 1; }
+	v=$(sum_of "$1" mmio_exit_user)
+	[ "$v" = "$KS_GUEST_LOOPS" ] ||
+		{ echo "mmio_exit_user $v, expected $KS_GUEST_LOOPS"; return 1; }
+}
+
+# Every stat QEMU shows of the VM and its vCPUs (native and the module's)
+# is the stats fd's, as kvm-statsfd show --json reads it through the
+# module, and the module's are among them.  QEMU's histograms are turned
+# first bucket first (HIST_REVERSED), its booleans into 0 and 1.
+tool_values() {	# tool_values JSON: "<vm|vcpuN> <name> <value[,...]>"
+	awk '
+	/"vm": \{/ { ctx = "vm" }
+	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
+	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
+	/"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, name, v }
+	/"buckets": \[/ { inb = 1; list = ""; next }
+	inb && /\]/ { inb = 0; print ctx, name, list; next }
+	inb { v = $0; gsub(/[^0-9]/, "", v); list = list (list == "" ? "" : ",") v }
+	' "$1"
+}
+
+qemu_values() {	# qemu_values CPUS VMFILE VCPUFILE: the same of QEMU's answers
+	awk -v r="$HIST_REVERSED" -v vmf="$2" '
+	FNR == NR { idx[$1] = $2; next }
+	{
+		ctx = FILENAME == vmf ? "vm" : "vcpu" idx[$1]
+		v = $4
+		if (v == "true") v = 1
+		if (v == "false") v = 0
+		if (r == 1 && v ~ /,/) {
+			n = split(v, b, ",")
+			v = b[n]
+			for (i = n - 1; i >= 1; i--) v = v "," b[i]
+		}
+		print ctx, $3, v
+	}' "$1" "$2" "$3"
+}
+
+tool_agrees() {	# tool_agrees TAG
+	[ "$(cat "$T/$1.tool.rc")" = 0 ] ||
+		{ echo "$KS show --json failed:"; cat "$T/$1.tool.err"; return 1; }
+	tool_values "$T/$1.tool.json" > "$T/$1.tool"
+	qemu_values "$T/$1.cpus" "$T/$1.vm.run" "$T/$1.vcpu.run" > "$T/$1.qemu"
+	awk -v mods="$(tr '\n' ' ' < "$T/module_stats")" '
+	FNR == NR { tool[$1 " " $2] = $3; next }
+	{
+		k = $1 " " $2
+		if (!(k in tool)) { print k ": QEMU " $3 ", not read by the tool"; bad = 1; next }
+		if (tool[k] != $3) { print k ": QEMU " $3 ", stats fd " tool[k]; bad = 1; next }
+		n++
+		if (index(" " mods " ", " " $2 " ")) m++
+	}
+	END {
+		if (!m) { print "none of the module stats compared"; bad = 1 }
+		if (!bad) print n " values compared, " m " of them the module'"'"'s"
+		exit bad
+	}' "$T/$1.tool" "$T/$1.qemu"
+}
+
 vm_is_sum() {	# vm_is_sum VMFILE VCPUFILE: VM histograms = sum of vCPUs'
-	for s in $EXIT_STAT exit_latency_hist userspace_exits guest_ns; do
+	kinds=
+	[ "$ARCH" = arm64 ] && kinds=exit_kinds_arm64
+	for s in $EXIT_STAT $kinds exit_latency_hist userspace_exits guest_ns; do
 		want=$(awk -v s="$s" '$3 == s { n = split($4, v, ",");
 			for (i = 1; i <= n; i++) t[i] += v[i] }
 			END { for (i = 1; i <= n; i++) printf "%s%.0f", (i > 1 ? "," : ""), t[i]; print "" }' "$2")
@@ -401,16 +607,21 @@ dbg_value() {	# dbg_value SNAPSHOT NAME
 # reason.  ("exits" itself is not asked: see zero_exits.)
 dbg_no_exit_handled() {	# dbg_no_exit_handled SNAPSHOT
 	[ -s "$1" ] || { echo "no debugfs directory for QEMU's VM"; return 1; }
-	for n in io_exits mmio_exits halt_exits irq_exits insn_emulation; do
+	for n in $DBG_HANDLED; do
 		v=$(dbg_value "$1" "$n")
 		[ "$v" = 0 ] || { echo "debugfs $n=$v"; awk '$2 != 0' "$1" | tr '\n' ' '; return 1; }
 	done
 }
 
-dbg_ran() {	# dbg_ran SNAPSHOT: the vCPUs ran (SeaBIOS's port I/O)
+powered_off() {	# powered_off STATUS: query-status's answer after SYSTEM_OFF
+	grep -q '"status":"shutdown"' "$1" && grep -q '"running":false' "$1" ||
+		{ cat "$1"; return 1; }
+}
+
+dbg_ran() {	# dbg_ran SNAPSHOT: the vCPUs ran (SeaBIOS's port I/O, arm64's MMIO)
 	[ -s "$1" ] || { echo "no debugfs directory for QEMU's VM"; return 1; }
-	v=$(dbg_value "$1" io_exits)
-	if [ -z "$v" ] || [ "$v" -le 0 ]; then echo "debugfs io_exits=$v"; return 1; fi
+	v=$(dbg_value "$1" "$DBG_RAN")
+	if [ -z "$v" ] || [ "$v" -le 0 ]; then echo "debugfs $DBG_RAN=$v"; return 1; fi
 }
 
 no_kvm() {	# no_kvm FILE...: QEMU answered no kvm stat (no error either)
@@ -455,7 +666,7 @@ native_match_debugfs() {	# native_match_debugfs TAG
 			compared=$((compared + 1))
 		done < "$T/values"
 	done
-	[ "$compared" -ge 20 ] || { echo "only $compared values compared"; return 1; }
+	[ "$compared" -ge "$MIN_COMPARED" ] || { echo "only $compared values compared"; return 1; }
 	echo "$compared values compared"
 }
 
@@ -525,7 +736,7 @@ scenario() {
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.paused"
 	qmp -f qom-path,cpu-index '{"execute":"query-cpus-fast"}' > "$T/$tag.cpus"
 	dbg_snapshot "$T/$tag.dbg.paused"
-	check "$L: paused: debugfs: no vCPU handled an exit yet (I/O, MMIO, HLT, interrupt, emulation)" \
+	check "$L: paused: debugfs: no vCPU handled an exit yet ($DBG_WHAT)" \
 		dbg_no_exit_handled "$T/$tag.dbg.paused"
 	if [ "$stats" = 1 ]; then
 		check "$L: query-stats-schemas has kvm vm and vcpu stats" \
@@ -545,9 +756,9 @@ scenario() {
 			no_kvm "$T/$tag.vcpu.paused"
 	fi
 
-	want="exits halt_exits"
+	want=$NATIVE_PAIR
 	[ "$tag" = mod ] && want="exits $EXIT_STAT guest_ns"
-	names=$(echo "$want" | sed 's/\([a-z_]*\)/"\1"/g; s/ /,/g')
+	names=$(echo "$want" | sed 's/\([a-z0-9_]*\)/"\1"/g; s/ /,/g')
 	qmp -s "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\",\"providers\":[{\"provider\":\"kvm\",\"names\":[$names]}]}}" \
 		> "$T/$tag.vcpu.names" 2>&1
 	p0=$(awk '$2 == 0 { print $1 }' "$T/$tag.cpus")
@@ -565,17 +776,40 @@ scenario() {
 			no_kvm "$T/$tag.vcpu.one"
 	fi
 
-	# Run SeaBIOS, then stop: the counters are still while we read.
+	# Run SeaBIOS, then stop: the counters are still while we read.  The
+	# arm64 guest stops itself: poll for it (QEMU's start was the slow
+	# part; its loop takes well under a second).
 	qmp '{"execute":"cont"}' > /dev/null
-	sleep "$RUN_SECONDS"
-	mem_running=$(awk '/^MemAvailable/ { print $2 / 1024 " MB" }' /proc/meminfo)
-	qmp '{"execute":"query-status"}' > "$T/$tag.status.run"
-	qmp '{"execute":"stop"}' > /dev/null
+	if [ "$ARCH" = arm64 ]; then
+		mem_running=$(awk '/^MemAvailable/ { print $2 / 1024 " MB" }' /proc/meminfo)
+		i=0
+		while qmp '{"execute":"query-status"}' > "$T/$tag.status.run" &&
+			! grep -q '"status":"shutdown"' "$T/$tag.status.run" &&
+			[ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	else
+		sleep "$RUN_SECONDS"
+		mem_running=$(awk '/^MemAvailable/ { print $2 / 1024 " MB" }' /proc/meminfo)
+		qmp '{"execute":"query-status"}' > "$T/$tag.status.run"
+		qmp '{"execute":"stop"}' > /dev/null
+	fi
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vcpu"}}' > "$T/$tag.vcpu.run"
 	qmp -s '{"execute":"query-stats","arguments":{"target":"vm"}}' > "$T/$tag.vm.run"
 	dbg_snapshot "$T/$tag.dbg.run"
-	check "$L: cont ran the VM for ${RUN_SECONDS}s" \
-		grep -q '"running":true' "$T/$tag.status.run"
+	# The stats fd read directly, while the VM is still stopped.
+	if [ "$tag" = mod ] && command -v "$KS" > /dev/null; then
+		"$KS" show "$qpid" --json > "$T/$tag.tool.json" 2> "$T/$tag.tool.err"
+		echo $? > "$T/$tag.tool.rc"
+	fi
+	if [ "$ARCH" = arm64 ]; then
+		check "$L: cont ran the guest to its PSCI SYSTEM_OFF (status shutdown, not running)" \
+			powered_off "$T/$tag.status.run"
+	else
+		check "$L: cont ran the VM for ${RUN_SECONDS}s" \
+			grep -q '"running":true' "$T/$tag.status.run"
+	fi
 	if [ "$stats" = 1 ]; then
 		check "$L: running then stopped: vCPU 0 exited, exits > 0" \
 			ran "$T/$tag.vcpu.run" "$T/$tag.cpus"
@@ -583,6 +817,9 @@ scenario() {
 			answers_schema "$T/$tag.vcpu.run" "$T/$tag.schemas" vcpu 2
 		check "$L: running then stopped: native values are the kernel's (debugfs)" \
 			native_match_debugfs "$tag"
+		[ "$ARCH" = x86 ] ||
+			check "$L: the guest's loop in the native stats: hvc_exit_stat $((KS_GUEST_LOOPS + 1)), mmio_exit_user $KS_GUEST_LOOPS" \
+				guest_loop_native "$T/$tag.vcpu.run"
 	else
 		check "$L: running then stopped: debugfs: the vCPUs ran, io_exits > 0" \
 			dbg_ran "$T/$tag.dbg.run"
@@ -643,10 +880,19 @@ if scenario "module" mod 1; then
 		paused_extended "$T/mod.vm.paused" "$T/mod.vcpu.paused"
 	check "module: paused: vm vcpus=2 before any vCPU ran" \
 		equals "$(value "$T/mod.vm.paused" - vcpus)" 2
-	check "module: running then stopped: per vCPU, $EXIT_STAT total = exits; io/msr buckets, latency, guest_ns, userspace_exits" \
+	if [ "$ARCH" = arm64 ]; then
+		what="exit_kinds_arm64 total = exits, $EXIT_STAT total = trap exits; hvc, sysreg, wfx, MMIO counts, latency, guest_ns, userspace_exits; the guest's loop exactly"
+	else
+		what="$EXIT_STAT total = exits; io/msr buckets, latency, guest_ns, userspace_exits"
+	fi
+	check "module: running then stopped: per vCPU, $what" \
 		running_vcpus "$T/mod.vcpu.run" "$(dbg_value "$T/mod.dbg.paused" exits)"
 	check "module: running then stopped: the VM's stats are the sums of its vCPUs'" \
 		vm_is_sum "$T/mod.vm.run" "$T/mod.vcpu.run"
+	if command -v "$KS" > /dev/null; then
+		check "module: running then stopped: every value QEMU shows is the stats fd's ($KS show --json)" \
+			tool_agrees mod
+	fi
 	check "module: running then stopped: vm vcpus=2" \
 		equals "$(value "$T/mod.vm.run" - vcpus)" 2
 fi
@@ -655,7 +901,7 @@ echo "# guest memory: $(awk '/^MemTotal/ { print $2 / 1024 " MB" }' /proc/meminf
 	"${mem_running:-?} available while the last VM ran"
 # Keep the answers for the log: the module's stats as QEMU shows them.
 if [ -s "$T/mod.vcpu.run" ]; then
-	echo "# query-stats vcpu with the module, SeaBIOS run ${RUN_SECONDS}s then stopped:"
+	echo "# query-stats vcpu with the module, the VM run then stopped:"
 	awk '{ print "#   " $0 }' "$T/mod.vcpu.run" | head -n 200
 	echo "# query-stats vm with the module:"
 	awk '{ print "#   " $0 }' "$T/mod.vm.run"

@@ -34,6 +34,9 @@
 # "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick series with SERIES
 # (default "6.1 6.12 6.1-rt").
 #
+# "fetch-kernels.sh apt SERIES CMD ARGS..." runs apt-get or apt-cache with
+# the apt configuration of SERIES instead (see its end).
+#
 # Downloads and unpacked trees are cached under $CACHE (default .cache/ in the
 # source tree, gitignored); a second run downloads nothing.
 set -euo pipefail
@@ -73,11 +76,17 @@ builder_of() {
 # sid's InRelease is often past its Valid-Until on the mirrors; the
 # signature is still checked.
 # papt_opts [DIR]: the options of the private configuration in DIR
-# (default $PAPT); the arm64 one also has arm64's lists.
+# (default $PAPT); the arm64 one also has arm64's lists.  The binary
+# caches are named: the host's configuration, read before these options,
+# may have turned them off (Debian's container images do), and without
+# them each apt call parses every list again (4 CPU-seconds, not 1, for
+# the arm64 one's four).
 papt_opts() {
 	local d=${1:-$PAPT}
 	echo -o "Dir::Etc=$d/etc" -o "Dir::State=$d/state" \
 		-o "Dir::Cache=$d/cache" -o "Dir::State::status=$d/state/status" \
+		-o Dir::Cache::pkgcache=pkgcache.bin \
+		-o Dir::Cache::srcpkgcache=srcpkgcache.bin \
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root
 	[ "$d" != "$PAPT_ARM64" ] || echo -o APT::Architectures::=arm64
 }
@@ -89,6 +98,11 @@ papt_setup() {
 	mkdir -p "$d/etc/sources.list.d" "$d/etc/preferences.d" \
 		"$d/etc/apt.conf.d" "$list/partial" "$d/cache/archives/partial"
 	[ -f "$d/state/status" ] || : > "$d/state/status"
+	# The bookworm series' apt ignores sid (apt_for), whose packages are
+	# newer: its busybox and ncurses are built for a newer libc than the
+	# arm64 cross libc the guest's programs link (its ncurses.pc even
+	# lost the -L a sysroot needs).
+	printf 'Package: *\nPin: release n=sid\nPin-Priority: -1\n' > "$d/no-sid.pref"
 	if [ "$d" = "$PAPT_ARM64" ]; then
 		# amd64 too: the arm64 headers' kbuild runs on the build host.
 		cat > "$d/etc/sources.list.new" <<-EOS
@@ -138,8 +152,11 @@ apt_for() {
 		# shellcheck disable=SC2046
 		"$cmd" $(papt_opts) "$@" ;;
 	arm64)
+		local pin=()
+		[ "$s" = newest-arm64 ] ||
+			pin=(-o "Dir::Etc::Preferences=$PAPT_ARM64/no-sid.pref")
 		# shellcheck disable=SC2046
-		"$cmd" $(papt_opts "$PAPT_ARM64") "$@" ;;
+		"$cmd" $(papt_opts "$PAPT_ARM64") "${pin[@]}" "$@" ;;
 	*) "$cmd" "$@" ;;
 	esac
 }
@@ -225,23 +242,38 @@ normalise_root() {
 		{ echo "no vmlinuz in the packages of $rel" >&2; return 1; }
 }
 
-# The cached .deb of PKG (NAME or NAME:ARCH), the newest if several.
+# The arm64 userland's packages as SERIES's apt would fetch them (its
+# release's versions, which the cache may not hold yet): "PKG FILE" lines.
+userland_debs() {
+	apt_for "$1" apt-get --print-uris -qq download busybox-static:arm64 \
+		libncurses-dev:arm64 2>/dev/null |
+		awk '{ f = $2; sub(/_.*/, "", $2); print $2 ":arm64", f }'
+}
+
+# The cached .deb of PKG (NAME or NAME:ARCH), the newest if several; for a
+# userland package, the file that fetch_one's $ul names, if cached.
 deb_of() {
-	local name=${1%%:*} arch=
+	local name=${1%%:*} arch='' f
+	f=$(awk -v p="$1" '$1 == p { print $2 }' <<< "${ul:-}")
+	if [ -n "$f" ]; then
+		[ ! -f "$CACHE/debs/$f" ] || echo "$CACHE/debs/$f"
+		return
+	fi
 	[ "$name" = "$1" ] || arch=_${1#*:}
 	find "$CACHE/debs" -maxdepth 1 -name "${name}_*$arch.deb" 2>/dev/null |
 		sort -V | tail -n 1
 }
 
 fetch_one() {
-	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs
+	local s=$1 rel=$2 root debs="$CACHE/debs" pkg pkgs ul=
 
 	root="$CACHE/kernels/$rel"
-	# Trees unpacked before lib became the link, or arm64 trees from
-	# before their userland had ncurses, are unpacked again.
+	[ "$(origin_of "$s")" != arm64 ] || ul=$(userland_debs "$s")
+	# Trees unpacked before lib became the link, or arm64 trees whose
+	# userland is not of those packages (older, or sid's), are unpacked
+	# again.
 	if [ -f "$root/.unpacked" ] && [ ! -L "$root/lib/modules/$rel" ] &&
-		{ [ "$(origin_of "$s")" != arm64 ] ||
-			[ -f "$root/userland/usr/include/curses.h" ]; }; then
+		[ "$(cat "$root/.userland" 2>/dev/null)" = "$ul" ]; then
 		echo "$s $rel $root"
 		return
 	fi
@@ -280,6 +312,7 @@ fetch_one() {
 	fi
 	normalise_root "$root.tmp" "$rel"
 	builder_of "$s" > "$root.tmp/.builder"
+	[ -z "$ul" ] || echo "$ul" > "$root.tmp/.userland"
 	touch "$root.tmp/.unpacked"
 	rm -rf "$root"
 	mv "$root.tmp" "$root"
@@ -320,4 +353,14 @@ main() {
 	return "$rc"
 }
 
+# fetch-kernels.sh apt SERIES CMD ARGS...: CMD (apt-get, apt-cache) with
+# the apt configuration SERIES comes from, set up first: other scripts
+# fetch more of that release's packages through it
+# (tests/qemu/fetch-qemu-arm64.sh).
+if [ "${1:-}" = apt ]; then
+	shift
+	origin_setup "$1"
+	apt_for "$@"
+	exit
+fi
 main "$@"
