@@ -305,7 +305,9 @@ show_value() {	# show_value FILE NAME: that stat's value in vm_stats
 virsh_value() {
 	sed -n "s/^ *vm\.$2\.[a-z]*=\([0-9]*\)\$/\1/p" "$1" | head -n 1
 }
-# virsh_has FILE NAME...: virsh's output has each NAME.
+# virsh_has FILE NAME...: virsh's output has each NAME; else what it has,
+# and what libvirtd logged (it drops a group of stats it cannot make,
+# saying so only there).
 virsh_has() {
 	local f=$1 n miss=0
 	shift
@@ -314,6 +316,8 @@ virsh_has() {
 	done
 	[ "$miss" = 0 ] && return 0
 	cat "$f"
+	echo "libvirtd's warnings:"
+	journalctl -b -u libvirtd -p warning -o cat --no-pager | tail -n 5
 	return 1
 }
 # virsh_has_all FILE SHOWFILE: every scalar VM stat kvm-statsfd shows,
@@ -362,6 +366,8 @@ exporter_names() {
 	grep -qF "$want" "$1" && return 0
 	echo "want: $want"
 	grep '^kvm_vm_info' "$1"
+	echo "the system bus's log:"
+	journalctl -b -u dbus -o cat --no-pager | tail -n 5
 	return 1
 }
 # gone PID: the domain, its QEMU and its machine are gone, and the
