@@ -368,6 +368,20 @@ exporter_names() {
 	grep '^kvm_vm_info' "$1"
 	echo "the system bus's log:"
 	journalctl -b -u dbus -o cat --no-pager | tail -n 5
+	echo "the exporter's log:"
+	journalctl -b -u kvm-statsfd-exporter -o cat --no-pager | tail -n 3
+	# Which part fails: machined's answer, as root and as a dynamic user
+	# like the exporter's (timed: the exporter waits 2 s), or the
+	# exporter's code (root's --once, outside the unit's sandbox).
+	echo "GetMachineByPID($2) as root:"
+	{ time -p busctl call org.freedesktop.machine1 /org/freedesktop/machine1 \
+		org.freedesktop.machine1.Manager GetMachineByPID u "$2"; } 2>&1 | head -n 4
+	echo "... as a DynamicUser= unit:"
+	timeout 120 systemd-run --quiet --wait --pipe -p DynamicUser=yes -- busctl call \
+		org.freedesktop.machine1 /org/freedesktop/machine1 \
+		org.freedesktop.machine1.Manager GetMachineByPID u "$2" 2>&1 | head -n 3
+	echo "root's kvm-statsfd-exporter --once:"
+	timeout 120 kvm-statsfd-exporter --once 2>&1 | grep -E "^kvm_vm_info.*pid=\"$2\"|exporter:"
 	return 1
 }
 # gone PID: the domain, its QEMU and its machine are gone, and the
