@@ -376,8 +376,9 @@ exporter_names() {
 	echo "GetMachineByPID($2) as root:"
 	{ time -p busctl call org.freedesktop.machine1 /org/freedesktop/machine1 \
 		org.freedesktop.machine1.Manager GetMachineByPID u "$2"; } 2>&1 | head -n 4
+	# --collect: its failure must not stay behind as a failed unit.
 	echo "... as a DynamicUser= unit:"
-	timeout 120 systemd-run --quiet --wait --pipe -p DynamicUser=yes -- busctl call \
+	timeout 120 systemd-run --quiet --wait --pipe --collect -p DynamicUser=yes -- busctl call \
 		org.freedesktop.machine1 /org/freedesktop/machine1 \
 		org.freedesktop.machine1.Manager GetMachineByPID u "$2" 2>&1 | head -n 3
 	echo "root's kvm-statsfd-exporter --once:"
