@@ -73,8 +73,9 @@ for f in vmlinuz initrd.img; do
 done
 echo 1 > "$dir.tmp/.ks-format"
 mv "$dir.tmp" "$dir"
-# Bases of older kernels or package lists go.
+# Bases of older kernels or package lists go, but those made within the
+# hour: another worktree's lane may be copying one (prepare.sh) right now.
 find "$CACHE/debian-host" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-$key" \
-	-exec rm -rf {} +
+	-mmin +60 -exec rm -rf {} +
 log "root filesystem ready in $(($(date +%s) - t0)) s ($(du -sh "$dir" | cut -f1))"
 echo "$dir"
