@@ -25,9 +25,14 @@ log() { echo "  [debian-host] $*" >&2; }
 
 rel=${DEBHOST_KERNEL:-$(SERIES=6.1 "$TOP/tests/vm/fetch-kernels.sh" | awk '{ print $2; exit }')}
 [ -n "$rel" ] || { echo "no 6.1 kernel release found" >&2; exit 1; }
-pkgs=$(sed -e '/^#/d' -e '/^ *$/d' -e "s/@REL@/$rel/" "$here/packages")
+# DEBHOST_VARIANT=libvirt adds ./packages-libvirt, in a base of its own
+# (named libvirt-KEY), so that the default lane's stays small.
+variant=${DEBHOST_VARIANT:-base}
+lists=("$here/packages")
+[ "$variant" = base ] || lists+=("$here/packages-$variant")
+pkgs=$(sed -e '/^#/d' -e '/^ *$/d' -e "s/@REL@/$rel/" "${lists[@]}")
 key=$({ cat "$0"; echo "$pkgs"; } | sha256sum | cut -c1-16)
-dir=$CACHE/debian-host/base-$key
+dir=$CACHE/debian-host/$variant-$key
 
 mkdir -p "$CACHE/debian-host"
 exec 9> "$CACHE/debian-host/image.lock"
@@ -75,7 +80,7 @@ echo 1 > "$dir.tmp/.ks-format"
 mv "$dir.tmp" "$dir"
 # Bases of older kernels or package lists go, but those made within the
 # hour: another worktree's lane may be copying one (prepare.sh) right now.
-find "$CACHE/debian-host" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-$key" \
+find "$CACHE/debian-host" -mindepth 1 -maxdepth 1 -name "$variant-*" ! -name "$variant-$key" \
 	-mmin +60 -exec rm -rf {} +
 log "root filesystem ready in $(($(date +%s) - t0)) s ($(du -sh "$dir" | cut -f1))"
 echo "$dir"
