@@ -63,7 +63,8 @@ static void lookup_failed(pid_t pid, const char *what, int r,
 	if (!strcmp(cause, logged_cause))
 		return;
 	snprintf(logged_cause, sizeof(logged_cause), "%s", cause);
-	fprintf(stderr, "kvm-statsfd-exporter: error: systemd-machined could not be asked which VM pid %d runs (%s%s%s): VMs are named from their command line until it can (kvm_exporter_machined_errors_total)\n",
+	fprintf(stderr,
+		"kvm-statsfd-exporter: error: systemd-machined could not be asked which VM pid %d runs (%s%s%s): VMs are named from their command line until it can (kvm_exporter_machined_errors_total)\n",
 		(int)pid, cause, set && err->message ? ": " : "",
 		set && err->message ? err->message : "");
 }
