@@ -11,7 +11,8 @@
 #  - each package holds what Debian policy wants where it wants it: the
 #    DKMS source with the tree's dkms.conf and no build output, the
 #    modules-load.d entry, the commands, man pages, bash completion, the
-#    exporter's unit (not enabled) and its /etc/default conffile, the
+#    exporter's unit (not enabled), its system user (sysusers.d, made in
+#    a root of its own) and its /etc/default conffile, the
 #    library with its soname, symbols and -dev files, an agent building
 #    against the -dev package;
 #  - lintian on the .changes: no error, no warning that is not
@@ -226,6 +227,37 @@ check "kvm-statsfd: postrm forgets the unit on purge" \
 	grep -q "deb-systemd-helper purge 'kvm-statsfd-exporter.service'" "$T/ctl/kvm-statsfd/postrm"
 check "kvm-statsfd: prerm stops the unit on removal" \
 	grep -q "deb-systemd-invoke stop 'kvm-statsfd-exporter.service'" "$T/ctl/kvm-statsfd/prerm"
+# The exporter's system user: a sysusers.d file, applied by the postinst
+# before the unit is handled; the unit runs as the user it makes.
+SYSU=usr/lib/sysusers.d/kvm-statsfd-exporter.conf
+check "kvm-statsfd: /$SYSU is the tree's tools/exporter/kvm-statsfd-exporter.sysusers" \
+	cmp "$K/$SYSU" "$TOP/tools/exporter/kvm-statsfd-exporter.sysusers"
+check "kvm-statsfd: the unit runs as User=/Group=_kvm-statsfd-exporter, the user /$SYSU makes, not DynamicUser=" \
+	sh -c 'grep -qx "User=_kvm-statsfd-exporter" "$1" && grep -qx "Group=_kvm-statsfd-exporter" "$1" &&
+		! grep -q "^DynamicUser=" "$1" &&
+		grep -Eq "^u +_kvm-statsfd-exporter +- " "$2"' sh "$K/$UNIT" "$K/$SYSU"
+check "kvm-statsfd: postinst runs systemd-sysusers kvm-statsfd-exporter.conf before it handles the unit" \
+	awk '/systemd-sysusers .*kvm-statsfd-exporter\.conf/ && !u { u = NR }
+	     /deb-systemd-helper/ && !h { h = NR }
+	     END { exit !(u && h && u < h) }' "$T/ctl/kvm-statsfd/postinst"
+check "kvm-statsfd: depends on a systemd-sysusers (dh_installsysusers)" \
+	grep -q 'systemd | systemd-standalone-sysusers | systemd-sysusers' <<< "$(field kvm-statsfd Depends)"
+# What the postinst does, into a root of its own (not this host's):
+# systemd-sysusers --root, on the packaged file.
+if command -v systemd-sysusers > /dev/null; then
+	R=$T/sysusers-root
+	mkdir -p "$R/etc" "$R/usr/lib/sysusers.d"
+	cp "$K/$SYSU" "$R/$SYSU"
+	systemd-sysusers --root="$R" kvm-statsfd-exporter.conf > "$T/sysusers.log" 2>&1
+	check "kvm-statsfd: after systemd-sysusers, user _kvm-statsfd-exporter exists: a system uid, its own group, home /nonexistent, nologin" \
+		awk -F: -v n=_kvm-statsfd-exporter '
+			FNR == NR { if ($1 == n && $3 > 0 && $3 < 1000 && $6 == "/nonexistent" &&
+				       $7 ~ /nologin$/) gid = $4; next }
+			$1 == n && gid != "" && $3 == gid { found = 1 }
+			END { exit !found }' "$R/etc/passwd" "$R/etc/group"
+else
+	skip "kvm-statsfd: the user systemd-sysusers makes" "no systemd-sysusers on this host"
+fi
 check "kvm-statsfd: README.Debian, the Prometheus rules and Grafana dashboard" \
 	sh -c 'for f in README.Debian examples/kvm-statsfd.rules.yml examples/kvm-statsfd.json; do
 		[ -e "$1/$f" ] || [ -e "$1/$f.gz" ] || { echo "no $f"; exit 1; }; done' sh \

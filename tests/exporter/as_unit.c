@@ -4,13 +4,19 @@
  * systemd service file gives it, for a guest that has no systemd.
  *
  * The exporter's shipped unit (tools/exporter/kvm-statsfd-exporter.service)
- * runs it as a DynamicUser= with only the capabilities it names.  Whether
+ * runs it as a system user with only the capabilities it names.  Whether
  * those capabilities are enough to read other users' VMs is a property of
  * the kernel (who may list /proc/PID/fd, borrow an fd, open the module's
  * device), so the exporter's guest test runs the real binary under the real
  * unit's lines, read from the file, not under a copy of them:
  *
- *   DynamicUser=yes               uid and gid 65534, no supplementary groups
+ *   User=NAME, Group=NAME         NAME's uid and gid from the guest's
+ *                                 passwd and group files, else (a guest
+ *                                 with no such account: systemd-sysusers
+ *                                 makes it on a host) UNIT_ID for both,
+ *                                 an id of the system range that no other
+ *                                 process of the guest has; no
+ *                                 supplementary groups either way
  *   CapabilityBoundingSet=CAPS    every other capability dropped from the
  *                                 bounding set
  *   AmbientCapabilities=CAPS      CAPS in the inheritable and ambient sets,
@@ -24,6 +30,8 @@
  */
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +40,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define DYNAMIC_ID 65534
+/* The uid and gid of a User= or Group= the guest has no account for. */
+#define UNIT_ID 989
 #define FAIL 125
 
 struct unit {
-	bool dynamic_user;
+	char user[64];
+	char group[64];
 	bool no_new_privs;
 	bool have_bounding;
 	char bounding[512];
@@ -90,7 +100,12 @@ static void read_unit(const char *path, struct unit *u)
 		*eq = '\0';
 		v = eq + 1;
 		if (!strcmp(line, "DynamicUser")) {
-			u->dynamic_user = yes(v);
+			if (yes(v))
+				die("DynamicUser= is not emulated (User= is)", path);
+		} else if (!strcmp(line, "User")) {
+			snprintf(u->user, sizeof(u->user), "%s", v);
+		} else if (!strcmp(line, "Group")) {
+			snprintf(u->group, sizeof(u->group), "%s", v);
 		} else if (!strcmp(line, "NoNewPrivileges")) {
 			u->no_new_privs = yes(v);
 		} else if (!strcmp(line, "CapabilityBoundingSet")) {
@@ -100,13 +115,65 @@ static void read_unit(const char *path, struct unit *u)
 			add_list(u->bounding, sizeof(u->bounding), v, line);
 		} else if (!strcmp(line, "AmbientCapabilities")) {
 			add_list(u->ambient, sizeof(u->ambient), v, line);
-		} else if (!strcmp(line, "User") || !strcmp(line, "Group")) {
-			die("only DynamicUser= is emulated", line);
 		}
 	}
 	fclose(f);
-	if (!u->dynamic_user)
-		die("the unit has no DynamicUser=yes", path);
+	/* A unit without User= runs as root: nothing to prove then. */
+	if (!u->user[0])
+		die("the unit has no User=", path);
+	if (!strcmp(u->user, "root") || !strcmp(u->user, "0") ||
+	    !strcmp(u->group, "root") || !strcmp(u->group, "0"))
+		die("the unit runs as root", path);
+}
+
+/*
+ * @name's id in the passwd (@user) or group file, its primary group in
+ * *@pgid for a user; -1 if the file has no @name.  The files are read
+ * directly, not through NSS, which a static binary in a guest without
+ * glibc's NSS modules would not have.
+ */
+static long id_of(const char *name, bool user, long *pgid)
+{
+	FILE *f = fopen(user ? "/etc/passwd" : "/etc/group", "r");
+	struct passwd *pw;
+	struct group *gr;
+	long id = -1;
+
+	while (f && id < 0) {
+		if (user) {
+			pw = fgetpwent(f);
+			if (!pw)
+				break;
+			if (!strcmp(pw->pw_name, name)) {
+				id = pw->pw_uid;
+				*pgid = pw->pw_gid;
+			}
+		} else {
+			gr = fgetgrent(f);
+			if (!gr)
+				break;
+			if (!strcmp(gr->gr_name, name))
+				id = gr->gr_gid;
+		}
+	}
+	if (f)
+		fclose(f);
+	return id;
+}
+
+/*
+ * The ids of the unit's User= and Group= (the user's group without
+ * Group=): the guest's accounts, else UNIT_ID.
+ */
+static void unit_ids(const struct unit *u, uid_t *uid, gid_t *gid)
+{
+	long pgid = -1, ud = id_of(u->user, true, &pgid);
+	long gd = u->group[0] ? id_of(u->group, false, NULL) : pgid;
+
+	*uid = ud >= 0 ? ud : UNIT_ID;
+	*gid = gd >= 0 ? gd : UNIT_ID;
+	if (!*uid || !*gid)
+		die("the unit's user or group is root's", u->user);
 }
 
 /*
@@ -136,6 +203,8 @@ int main(int argc, char **argv)
 {
 	const cap_value_t setpcap = CAP_SETPCAP;
 	struct unit u;
+	uid_t uid;
+	gid_t gid;
 	cap_iab_t iab;
 	cap_t caps;
 
@@ -144,6 +213,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	read_unit(argv[1], &u);
+	unit_ids(&u, &uid, &gid);
 
 	iab = cap_iab_init();
 	if (!iab)
@@ -159,9 +229,9 @@ int main(int argc, char **argv)
 	 * which the inheritable and ambient sets are raised from; dropping
 	 * from the bounding set then needs CAP_SETPCAP in the effective set.
 	 */
-	if (cap_setgroups(DYNAMIC_ID, 0, NULL))
+	if (cap_setgroups(gid, 0, NULL))
 		die("cap_setgroups", strerror(errno));
-	if (cap_setuid(DYNAMIC_ID))
+	if (cap_setuid(uid))
 		die("cap_setuid", strerror(errno));
 	caps = cap_get_proc();
 	if (!caps || cap_set_flag(caps, CAP_EFFECTIVE, 1, &setpcap, CAP_SET) ||

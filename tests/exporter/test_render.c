@@ -783,7 +783,9 @@ static void test_identity(void)
 {
 	const char *fake = getenv("FAKE_MACHINED");
 	char dir[] = "/tmp/kvmstats-bus.XXXXXX", conf[128], cmd[512], args[512];
-	char busaddr[160], pidbuf[32] = "";
+	char busaddr[160], pidbuf[32] = "", logf[160], line[512];
+	unsigned long errs[4] = { 0 };
+	int errfd = -1, nlog;
 	pid_t vm1 = idle_child(), vm2 = idle_child(), ct = idle_child(), fk;
 	pid_t bus = -1;
 	struct vm_identity id;
@@ -854,11 +856,26 @@ static void test_identity(void)
 	ok(!strcmp(id.vm, "root/spoof"), "identity: machined not asked when told not to (%s)",
 	   id.vm);
 
+	ok(identity_machined_errors() == 0, "identity: no failed lookup counted so far (%lu)",
+	   identity_machined_errors());
+	/*
+	 * The failures below are counted; their causes are logged on
+	 * standard error, to a file here, once each however many lookups.
+	 */
+	snprintf(logf, sizeof(logf), "%s/err", dir);
+	fflush(stderr);
+	errfd = dup(2);
+	f = fopen(logf, "w");
+	if (f) {
+		dup2(fileno(f), 2);
+		fclose(f);
+	}
 	/* machined gone: an error at once, not a wait. */
 	stop(fk);
 	t = now_s();
 	identity_of(1, vm1, 0, "web1", NULL, &id);
 	t = now_s() - t;
+	errs[0] = identity_machined_errors();
 	ok(!strcmp(id.vm, "root/web1") && t < 1.5,
 	   "identity: no machined on the bus: the command line, in %.2f s", t);
 	/* machined hung: the call gives up after its timeout. */
@@ -866,6 +883,7 @@ static void test_identity(void)
 	t = now_s();
 	identity_of(1, vm1, 0, "web1", NULL, &id);
 	t = now_s() - t;
+	errs[1] = identity_machined_errors();
 	ok(fk > 0 && !strcmp(id.vm, "root/web1") && t < 5,
 	   "identity: a hung machined: the command line after %.2f s (timeout 2 s)", t);
 	stop(fk);
@@ -878,8 +896,33 @@ static void test_identity(void)
 	t = now_s() - t;
 	ok(!strcmp(id.vm, "root/web2") && t < 1.5,
 	   "identity: no system bus: the command line, in %.2f s", t);
+	errs[2] = identity_machined_errors();
+	/* The same cause again, after a reconnection: counted, not logged. */
+	identity_close();
+	identity_of(1, vm1, 0, "web1", NULL, &id);
+	errs[3] = identity_machined_errors();
 	identity_close();
 	unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+	fflush(stderr);
+	if (errfd >= 0) {
+		dup2(errfd, 2);
+		close(errfd);
+	}
+	ok(errs[0] == 0 && errs[1] == 1 && errs[2] == 2 && errs[3] == 3,
+	   "identity: failed lookups counted: machined gone 0, hung 1, no bus 2 (once for two VMMs), again 3 (%lu %lu %lu %lu)",
+	   errs[0], errs[1], errs[2], errs[3]);
+	nlog = 0;
+	f = fopen(logf, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "systemd-machined could not be asked") &&
+		    strstr(line, "kvm_exporter_machined_errors_total"))
+			nlog++;
+		else
+			tap_diag("unexpected: %s", line);
+	}
+	if (f)
+		fclose(f);
+	ok(nlog == 2, "identity: logged once per cause (hung, no bus): %d lines", nlog);
 out:
 	stop(bus);
 	stop(vm1);

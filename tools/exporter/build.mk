@@ -65,5 +65,7 @@ install-exporter: $(EXP)
 		exporter/kvm-statsfd-exporter.service > $(O)/kvm-statsfd-exporter.service
 	install -D -m 0644 $(O)/kvm-statsfd-exporter.service \
 		$(DESTDIR)$(UNITDIR)/kvm-statsfd-exporter.service
+	install -D -m 0644 exporter/kvm-statsfd-exporter.sysusers \
+		$(DESTDIR)$(SYSUSERSDIR)/kvm-statsfd-exporter.conf
 
 -include $(EXP_OBJS:.o=.d)

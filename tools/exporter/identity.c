@@ -36,19 +36,72 @@
 
 static sd_bus *bus;
 static time_t bus_failed;
+/* Lookups that failed, and the cause last logged ("" once one works). */
+static unsigned long lookup_errors;
+static char logged_cause[128];
 
-/* The system bus, connected on first use; NULL while it cannot be. */
-static sd_bus *system_bus(void)
+unsigned long identity_machined_errors(void)
+{
+	return lookup_errors;
+}
+
+/*
+ * A lookup of @pid that failed for another reason than machined not
+ * knowing the pid, or not running: counted, and logged when its cause
+ * (@err's name, else @r) differs from the last one logged, so that a
+ * lasting failure is logged once, not at every new VMM.
+ */
+static void lookup_failed(pid_t pid, const char *what, int r,
+			  const sd_bus_error *err)
+{
+	char cause[sizeof(logged_cause)];
+	int set = err && sd_bus_error_is_set(err);
+
+	lookup_errors++;
+	snprintf(cause, sizeof(cause), "%s: %s", what,
+		 set ? err->name : strerror(-r));
+	if (!strcmp(cause, logged_cause))
+		return;
+	snprintf(logged_cause, sizeof(logged_cause), "%s", cause);
+	fprintf(stderr,
+		"kvm-statsfd-exporter: error: systemd-machined could not be asked which VM pid %d runs (%s%s%s): VMs are named from their command line until it can (kvm_exporter_machined_errors_total)\n",
+		(int)pid, cause, set && err->message ? ": " : "",
+		set && err->message ? err->message : "");
+}
+
+/* A lookup that worked: a failure after it is logged again. */
+static void lookup_worked(void)
+{
+	if (logged_cause[0])
+		fputs("kvm-statsfd-exporter: systemd-machined answers again\n", stderr);
+	logged_cause[0] = '\0';
+}
+
+/* machined not running (or not installed) is no failure: nothing to ask. */
+static int no_machined(const sd_bus_error *err)
+{
+	return sd_bus_error_has_name(err, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
+	       sd_bus_error_has_name(err, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
+}
+
+/*
+ * The system bus, connected on first use; NULL while it cannot be (a
+ * failure counted once per attempt, one a minute at most).
+ */
+static sd_bus *system_bus(pid_t pid)
 {
 	time_t now = time(NULL);
+	int r;
 
 	if (bus)
 		return bus;
 	if (bus_failed && now - bus_failed < RETRY_S)
 		return NULL;
-	if (sd_bus_open_system(&bus) < 0) {
+	r = sd_bus_open_system(&bus);
+	if (r < 0) {
 		bus = NULL;
 		bus_failed = now;
+		lookup_failed(pid, "the system bus", r, NULL);
 		return NULL;
 	}
 	sd_bus_set_method_call_timeout(bus, CALL_TIMEOUT_US);
@@ -163,7 +216,7 @@ int identity_machined(pid_t pid, struct vm_identity *id)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
-	sd_bus *b = system_bus();
+	sd_bus *b = system_bus(pid);
 	const char *path, *dom;
 	struct machine mc;
 	int found = 0, r;
@@ -175,14 +228,24 @@ int identity_machined(pid_t pid, struct vm_identity *id)
 			       &reply, "u", (uint32_t)pid);
 	if (r < 0) {
 		/* No machine for this pid is an answer; a lost bus is not. */
-		if (!sd_bus_error_has_name(&err, MACHINED ".NoMachineForPID") &&
-		    !sd_bus_is_open(b))
+		if (sd_bus_error_has_name(&err, MACHINED ".NoMachineForPID")) {
+			lookup_worked();
+			goto out;
+		}
+		if (!no_machined(&err))
+			lookup_failed(pid, "GetMachineByPID", r, &err);
+		if (!sd_bus_is_open(b))
 			identity_close();
 		goto out;
 	}
-	if (sd_bus_message_read(reply, "o", &path) < 0 ||
-	    machine_properties(b, path, &mc) < 0)
+	r = sd_bus_message_read(reply, "o", &path);
+	if (r >= 0)
+		r = machine_properties(b, path, &mc);
+	if (r < 0) {
+		lookup_failed(pid, "the machine's properties", r, NULL);
 		goto out;
+	}
+	lookup_worked();
 	if (!mc.name[0] || strcmp(mc.class, "vm"))
 		goto out;
 	dom = !strcmp(mc.service, "libvirt-qemu") ? libvirt_domain(mc.name) : NULL;

@@ -17,6 +17,13 @@ struct vm_identity {
  * connected on first use, and again a minute after it could not be.
  */
 int identity_machined(pid_t pid, struct vm_identity *id);
+/*
+ * Lookups in machined that failed since the start: the system bus could
+ * not be reached, machined refused or did not answer in time.  machined
+ * not knowing the pid, or not running at all, is no failure.  The cause
+ * is logged on standard error when it changes, not at every lookup.
+ */
+unsigned long identity_machined_errors(void);
 /* Disconnect from the system bus (at exit, and for tests). */
 void identity_close(void);
 

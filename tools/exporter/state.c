@@ -444,6 +444,10 @@ int exporter_scrape(struct exporter *e, FILE *f)
 	fprintf(f, "# HELP kvm_exporter_errors_total Stats fds that could not be opened or read although their VMM was running, since the exporter started.\n"
 		"# TYPE kvm_exporter_errors_total counter\nkvm_exporter_errors_total %lu\n",
 		e->errors);
+	fprintf(f,
+		"# HELP kvm_exporter_machined_errors_total Lookups of a new VMM in systemd-machined that failed (the system bus could not be reached, machined refused or did not answer), since the exporter started: such VMs are named from their command line.\n"
+		"# TYPE kvm_exporter_machined_errors_total counter\nkvm_exporter_machined_errors_total %lu\n",
+		identity_machined_errors());
 	fprintf(f, "# HELP kvm_exporter_vm_exit_races_total Stats fds not opened or read because their VM or VMM was going away, since the exporter started.\n"
 		"# TYPE kvm_exporter_vm_exit_races_total counter\nkvm_exporter_vm_exit_races_total %lu\n",
 		e->races);

@@ -10,7 +10,8 @@
 #     packaged modules-load.d entry, the DKMS build's module, no failed
 #     unit, no error from us in the journal;
 #  2. the exporter's packaged unit, enabled as README.Debian says, runs
-#     sandboxed and serves the stats of a VM of root's (demo-vm);
+#     sandboxed as the system user the package made (sysusers.d) and
+#     serves the stats of a VM of root's (demo-vm);
 #  3. another user's VM (demo-vm under systemd-run --uid=): root's tools
 #     and the exporter read it, a third, unprivileged user cannot;
 #  4. libvirt: libvirtd (bookworm's packages run the monolithic daemon,
@@ -25,7 +26,8 @@
 #  6. remove, then purge, with the VMs running: the module leaves every
 #     kernel's tree but stays loaded, rmmod is refused while a stats fd
 #     is open and works once it is closed, the VMs keep running, the
-#     conffile stays after remove and goes with purge, nothing is left.
+#     conffile stays after remove and goes with purge, nothing is left
+#     but the exporter's system user (Debian policy, README.Debian).
 #
 # TAP goes to the second serial port (ttyS1), framed by "@@ begin NONCE"
 # and "@@ end NONCE" (the nonce from the kernel command line), which
@@ -184,16 +186,29 @@ grows_in() {
 	echo "$3{${*:4}}: '$a' then '$b'"
 	awk -v a="$a" -v b="$b" 'BEGIN { exit !(a != "" && b + 0 > a + 0 && a + 0 > 0) }'
 }
-no_exporter_errors() {
-	grep '^kvm_exporter_errors_total' "$1" || return 1
-	! grep -qE '^kvm_exporter_errors_total(\{.*\})? [1-9]' "$1"
+no_exporter_errors() {	# neither a stats fd nor a machined lookup failed
+	grep -E '^kvm_exporter_(machined_)?errors_total' "$1" || return 1
+	[ "$(grep -cE '^kvm_exporter_(machined_)?errors_total(\{.*\})? 0$' "$1")" = 2 ]
+}
+EXP_USER=_kvm-statsfd-exporter
+# exp_user: the package made the exporter's system user, as its
+# sysusers.d file says: a system uid, its own group, no home, nologin.
+exp_user() {
+	local pw
+	ls -l /usr/lib/sysusers.d/kvm-statsfd-exporter.conf || return 1
+	pw=$(getent passwd "$EXP_USER") || return 1
+	echo "$pw; $(getent group "$EXP_USER")"
+	echo "$pw" | awk -F: -v g="$(getent group "$EXP_USER" | cut -d: -f3)" '
+		{ exit !($3 > 0 && $3 < 1000 && $4 == g && $6 == "/nonexistent" &&
+			 $7 ~ /nologin$/) }'
 }
 exporter_pid() { systemctl show -p MainPID --value kvm-statsfd-exporter; }
-sandboxed() {	# sandboxed PID: not root, no CAP_SYS_ADMIN, NoNewPrivs, seccomp
+sandboxed() {	# sandboxed PID: its user, no CAP_SYS_ADMIN, NoNewPrivs, seccomp
 	local s=/proc/$1/status eff
 	grep -E '^(Uid|CapEff|NoNewPrivs|Seccomp):' "$s" || return 1
 	eff=$(awk '/^CapEff:/ { print $2 }' "$s")
-	[ "$(awk '/^Uid:/ { print $2 }' "$s")" != 0 ] &&
+	[ "$(awk '/^Uid:/ { print $2 }' "$s")" = "$(id -u "$EXP_USER")" ] &&
+		[ "$(id -u "$EXP_USER")" != 0 ] &&
 		[ $((0x$eff & (1 << 21))) = 0 ] &&
 		grep -qE '^NoNewPrivs:\s+1' "$s" && grep -qE '^Seccomp:\s+2' "$s"
 }
@@ -368,17 +383,18 @@ exporter_names() {
 	grep '^kvm_vm_info' "$1"
 	echo "the system bus's log:"
 	journalctl -b -u dbus -o cat --no-pager | tail -n 5
-	echo "the exporter's log:"
+	echo "the exporter's log and failed machined lookups:"
 	journalctl -b -u kvm-statsfd-exporter -o cat --no-pager | tail -n 3
-	# Which part fails: machined's answer, as root and as a dynamic user
-	# like the exporter's (timed: the exporter waits 2 s), or the
-	# exporter's code (root's --once, outside the unit's sandbox).
+	grep '^kvm_exporter_machined_errors_total' "$1"
+	# Which part fails: machined's answer, as root and as the exporter's
+	# user (timed: the exporter waits 2 s), or the exporter's code
+	# (root's --once, outside the unit's sandbox).
 	echo "GetMachineByPID($2) as root:"
 	{ time -p busctl call org.freedesktop.machine1 /org/freedesktop/machine1 \
 		org.freedesktop.machine1.Manager GetMachineByPID u "$2"; } 2>&1 | head -n 4
 	# --collect: its failure must not stay behind as a failed unit.
-	echo "... as a DynamicUser= unit:"
-	timeout 120 systemd-run --quiet --wait --pipe --collect -p DynamicUser=yes -- busctl call \
+	echo "... as $EXP_USER, in a unit:"
+	timeout 120 systemd-run --quiet --wait --pipe --collect -p User="$EXP_USER" -- busctl call \
 		org.freedesktop.machine1 /org/freedesktop/machine1 \
 		org.freedesktop.machine1.Manager GetMachineByPID u "$2" 2>&1 | head -n 3
 	echo "root's kvm-statsfd-exporter --once:"
@@ -427,6 +443,8 @@ check "the boot's journal has no error from kvm-statsfd, its module or DKMS" no_
 phase "exporter"
 check "the exporter's unit is installed, not enabled (README.Debian)" \
 	is_disabled kvm-statsfd-exporter
+check "the package made the exporter's system user $EXP_USER (sysusers.d): a system uid, its own group, home /nonexistent, nologin" \
+	exp_user
 check "systemctl enable --now kvm-statsfd-exporter" systemctl enable --now kvm-statsfd-exporter
 rpid=$(start_vm ks-vm-root rootvm)
 tap $? "a VM of root's runs (demo-vm, pid ${rpid:=0})"
@@ -439,7 +457,7 @@ done
 check "the exporter's unit is active and answers on $URL" \
 	sh -c 'systemctl is-active kvm-statsfd-exporter && test -s /tmp/m1 || cat /tmp/scrape.err'
 epid=$(exporter_pid)
-check "the exporter runs sandboxed: not root, no CAP_SYS_ADMIN, no new privileges, seccomp" \
+check "the exporter runs sandboxed: as $EXP_USER, no CAP_SYS_ADMIN, no new privileges, seccomp" \
 	sandboxed "$epid"
 check "the exporter reads root's VM whole: kvm_vm_stats_available{vm=\"root/rootvm\"} 1" \
 	above /tmp/m1 0 kvm_vm_stats_available 'vm="root/rootvm"'
@@ -447,7 +465,8 @@ sleep 3
 scrape > /tmp/m2 2>> /tmp/scrape.err
 check "the exporter serves the module's stats of root's VM: exits_by_class{class=\"io\"} above 0, growing" \
 	grows_in /tmp/m1 /tmp/m2 kvm_vm_exits_by_class_total 'vm="root/rootvm"' 'class="io"'
-check "the exporter counts no error (kvm_exporter_errors_total 0)" no_exporter_errors /tmp/m2
+check "the exporter counts no error (kvm_exporter_errors_total 0, kvm_exporter_machined_errors_total 0)" \
+	no_exporter_errors /tmp/m2
 
 # --- 3. another user's VM, and a third user -------------------------------------------
 
@@ -603,6 +622,8 @@ o=$(apt-get purge -y $rc < /dev/null 2>&1)
 tap $? "apt-get purge of what remove left (${rc:-nothing})" "$(tail -n 30 <<< "$o")"
 phase "apt-get purge took $(($(date +%s) - t)) s"
 check "purged: the conffile is gone" test ! -e /etc/default/kvm-statsfd-exporter
+check "purged: the system user $EXP_USER stays, as Debian policy has it (README.Debian)" \
+	getent passwd "$EXP_USER"
 check "purged: dpkg knows none of the packages" none_known
 check "purged: the unit's enablement is gone from /etc/systemd and deb-systemd-helper's state" \
 	no_enablement_left
