@@ -25,8 +25,9 @@ log() { echo "  [debian-host] $*" >&2; }
 
 rel=${DEBHOST_KERNEL:-$(SERIES=6.1 "$TOP/tests/vm/fetch-kernels.sh" | awk '{ print $2; exit }')}
 [ -n "$rel" ] || { echo "no 6.1 kernel release found" >&2; exit 1; }
-# DEBHOST_VARIANT=libvirt adds ./packages-libvirt, in a base of its own
-# (named libvirt-KEY), so that the default lane's stays small.
+# DEBHOST_VARIANT=libvirt (lane.sh's default) adds ./packages-libvirt,
+# in a base of its own (named libvirt-KEY); the plain and DKMS lanes use
+# the smaller base-KEY.
 variant=${DEBHOST_VARIANT:-base}
 lists=("$here/packages")
 [ "$variant" = base ] || lists+=("$here/packages-$variant")
@@ -73,6 +74,14 @@ deb $SECURITY bookworm-security main" \
 	echo "mmdebstrap failed (log: $CACHE/debian-host/create.log)" >&2
 	exit 1
 fi
+# mmdebstrap can leave a mount behind in the new tree (seen once: /proc,
+# read-only, in the libvirt variant, 2026-12-07); prepare.sh's copy of
+# the base would then read /proc/kcore until the disk is full.  Unmount
+# anything left, deepest first.
+for m in $(awk -v d="$dir.tmp/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
+	log "unmounting $m, left mounted in the new root filesystem"
+	umount -l "$m" || { echo "cannot unmount $m" >&2; exit 1; }
+done
 for f in vmlinuz initrd.img; do
 	[ -f "$dir.tmp/boot/$f-$rel" ] || { echo "no boot/$f-$rel in the image" >&2; exit 1; }
 done

@@ -44,7 +44,8 @@ mkdir -p "$dir.tmp"
 trap 'rm -rf "$dir.tmp"' EXIT
 root=$dir.tmp/root
 log "copying the base into $root"
-cp -a --reflink=auto "$base" "$root"
+# One file system: nothing mounted in the base (image.sh) is copied.
+cp -a -x --reflink=auto "$base" "$root"
 rel=$(cd "$root/lib/modules" && ls)
 [ "$(echo "$rel" | wc -w)" = 1 ] || { echo "not one kernel in the base: $rel" >&2; exit 1; }
 
