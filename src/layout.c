@@ -17,15 +17,22 @@
 #include <kvm_statsfd/kvm_statsfd.h>
 #include <kvm_statsfd/layout.h>
 #include <kvm_statsfd/native.h>
+#include <kvm_statsfd/uapi.h>
 
 struct ks_kind ks_kinds[KS_NR_KINDS] = {
 	[KS_KIND_VM] = { .anon_name = "kvm-vm-stats" },
 	[KS_KIND_VCPU] = { .anon_name = "kvm-vcpu-stats" },
 };
 
-static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
-			    u32 data_base)
+/*
+ * A VM file's copy of a vCPU stat is its vCPUs' sum, under its own name
+ * (KVM_STATSFD_VM_SUM_PREFIX): ks_kinds_check_names() says why.
+ */
+static int ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
+			   u32 data_base, enum ks_kind_id id)
 {
+	const char *prefix = id == KS_KIND_VM && !def->vm_only ?
+			     KVM_STATSFD_VM_SUM_PREFIX : "";
 	struct ks_desc_head h = {
 		.flags = def->flags,
 		.exponent = def->exponent,
@@ -33,9 +40,16 @@ static void ks_put_own_desc(u8 *dst, const struct ks_stat_def *def,
 		.offset = data_base + def->served,
 		.bucket_size = def->bucket_size,
 	};
+	char *name = dst + sizeof(h);
 
 	memcpy(dst, &h, sizeof(h));
-	strscpy_pad(dst + sizeof(h), def->name, KVM_STATS_NAME_SIZE);
+	memset(name, 0, KVM_STATS_NAME_SIZE);
+	if (snprintf(name, KVM_STATS_NAME_SIZE, "%s%s", prefix, def->name) >=
+	    KVM_STATS_NAME_SIZE) {
+		pr_err("stat name %s%s is too long\n", prefix, def->name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Does a file of kind @id serve the own stat @def? */
@@ -51,6 +65,7 @@ static int ks_kind_build(enum ks_kind_id id)
 	static const struct ks_native none;
 	const struct ks_native *n = ks_superset ? ks_native_of(id) : &none;
 	u32 own_end = 0, nr_own = 0, i;
+	int ret;
 	u8 *d;
 
 	for (i = 0; i < ks_nr_own_defs; i++) {
@@ -77,7 +92,9 @@ static int ks_kind_build(enum ks_kind_id id)
 	for (i = 0; i < ks_nr_own_defs; i++) {
 		if (!ks_kind_has(id, &ks_own_defs[i]))
 			continue;
-		ks_put_own_desc(d, &ks_own_defs[i], k->native_size);
+		ret = ks_put_own_desc(d, &ks_own_defs[i], k->native_size, id);
+		if (ret)
+			return ret;
 		d += KS_DESC_SIZE;
 	}
 
@@ -151,6 +168,38 @@ static int ks_kind_check_tiling(enum ks_kind_id id)
 	return ret;
 }
 
+static const char *ks_desc_name(const struct ks_kind *k, u32 i)
+{
+	return (const char *)k->descs + (size_t)i * KS_DESC_SIZE +
+	       sizeof(struct ks_desc_head);
+}
+
+/*
+ * No name in both a VM file and a vCPU file, as in KVM's own stats:
+ * libvirt keys QEMU's query-stats schema by name across the VM and vCPU
+ * targets and, on a name in both, shows none of KVM's stats.
+ */
+static int ks_kinds_check_names(void)
+{
+	const struct ks_kind *vm = &ks_kinds[KS_KIND_VM];
+	const struct ks_kind *vcpu = &ks_kinds[KS_KIND_VCPU];
+	u32 i, j;
+
+	for (i = 0; i < vm->header.num_desc; i++) {
+		const char *name = ks_desc_name(vm, i);
+
+		for (j = 0; j < vcpu->header.num_desc; j++) {
+			if (strncmp(name, ks_desc_name(vcpu, j),
+				    KVM_STATS_NAME_SIZE))
+				continue;
+			pr_err("%.*s is both a VM stat and a vCPU stat\n",
+			       KVM_STATS_NAME_SIZE, name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int ks_layout_init(void)
 {
 	int ret;
@@ -170,6 +219,8 @@ int ks_layout_init(void)
 		ret = ks_kind_check_tiling(KS_KIND_VM);
 	if (!ret)
 		ret = ks_kind_check_tiling(KS_KIND_VCPU);
+	if (!ret)
+		ret = ks_kinds_check_names();
 	if (ret == -ENOMEM)
 		pr_err("out of memory for the stats layout\n");
 	else if (ret)

@@ -55,6 +55,15 @@
 #define KVM_STATSFD_VMX_OTHER	80
 #define KVM_STATSFD_VMX_BUCKETS	(KVM_STATSFD_VMX_OTHER + 1)
 
+/*
+ * A VM file serves each of the module's vCPU stats again as the sum (the
+ * maximum for a peak) over its vCPUs, named with this prefix: no name is
+ * in both a VM file and a vCPU file, as in KVM's own stats.  Readers that
+ * key QEMU's query-stats schema by name across its VM and vCPU targets
+ * (libvirt) depend on that.  A VM's guest_ns is vcpus_guest_ns.
+ */
+#define KVM_STATSFD_VM_SUM_PREFIX	"vcpus_"
+
 #define KVM_STATSFD_EXIT_STAT_SVM	"exit_reasons_svm"
 #define KVM_STATSFD_EXIT_STAT_VMX	"exit_reasons_vmx"
 

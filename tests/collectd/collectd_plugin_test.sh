@@ -24,7 +24,7 @@ CASES="collectd loads kvm_statsfd.so, built against the installed libkvmstats
 the plugin dispatched the VM and its 2 vCPUs
 every value of show --json is in the CSV files, the same
 every value in the CSV files is one of show --json
-the VM's io_out_exits and exit_reasons_svm io bucket, vCPU 0's exits: as show --json
+the VM's vcpus_io_out_exits and vcpus_exit_reasons_svm io bucket, vCPU 0's exits: as show --json
 no error or warning from the plugin in collectd's log"
 
 echo "TAP version 13"
@@ -129,16 +129,16 @@ ok $? "every value of show --json is in the CSV files, the same ($nw stats)" \
 	"not in the CSV files, or another value there:" "$missing"
 [ -z "$extra" ] && [ -s "$T/got" ]
 ok $? "every value in the CSV files is one of show --json" "$extra"
-io=$(jget "$T/jv" vm io_out_exits)
-rs=$(jget "$T/jv" vm "exit_reasons_svm:io")
-[ -z "$rs" ] && rs=$(jget "$T/jv" vm "exit_reasons_vmx:IO_INSTRUCTION")
+io=$(jget "$T/jv" vm vcpus_io_out_exits)
+rs=$(jget "$T/jv" vm "vcpus_exit_reasons_svm:io")
+[ -z "$rs" ] && rs=$(jget "$T/jv" vm "vcpus_exit_reasons_vmx:IO_INSTRUCTION")
 ex=$(jget "$T/jv" vcpu0 exits)
 last() { tail -n 1 "$1"-????-??-?? 2>/dev/null | cut -d, -f2 | sed 's/\..*//'; }
-[ "$(last "$dir/kvm_statsfd-cdtest/derive-io_out_exits")" = "$io" ] && [ "${io:-0}" -gt 0 ] &&
-	{ [ "$(last "$dir/kvm_statsfd-cdtest/derive-exit_reasons_svm-io")" = "$rs" ] ||
-	  [ "$(last "$dir/kvm_statsfd-cdtest/derive-exit_reasons_vmx-IO_INSTRUCTION")" = "$rs" ]; } &&
+[ "$(last "$dir/kvm_statsfd-cdtest/derive-vcpus_io_out_exits")" = "$io" ] && [ "${io:-0}" -gt 0 ] &&
+	{ [ "$(last "$dir/kvm_statsfd-cdtest/derive-vcpus_exit_reasons_svm-io")" = "$rs" ] ||
+	  [ "$(last "$dir/kvm_statsfd-cdtest/derive-vcpus_exit_reasons_vmx-IO_INSTRUCTION")" = "$rs" ]; } &&
 	[ "$(last "$dir/kvm_statsfd-cdtest_vcpu0/derive-exits")" = "$ex" ]
-ok $? "the VM's io_out_exits and exit_reasons_svm io bucket, vCPU 0's exits: as show --json ($io, $rs, $ex)" \
+ok $? "the VM's vcpus_io_out_exits and vcpus_exit_reasons_svm io bucket, vCPU 0's exits: as show --json ($io, $rs, $ex)" \
 	"$(ls "$dir/kvm_statsfd-cdtest" | head -n 30)"
 ! grep -iE 'kvm_statsfd.*(error|warn)|(error|warn).*kvm_statsfd' "$T/collectd.log"
 ok $? "no error or warning from the plugin in collectd's log" "$(cat "$T/collectd.log")"

@@ -386,7 +386,7 @@ ek="kvm_vcpu_exits_by_reason_total{$L,vendor=\"svm\",vcpu=\"0\",reason=\"io\"}"
 between "vCPU 0 exit_reasons_svm io" "$(val "$T/m1" "$ek")" \
 	"$(jget "$T/jv" vcpu0 "exit_reasons_svm:io")" "$(val "$T/m2" "$ek")"
 between "VM io_out_exits" "$(val "$T/m1" "kvm_vm_io_out_exits_total{$L}")" \
-	"$(jget "$T/jv" vm io_out_exits)" "$(val "$T/m2" "kvm_vm_io_out_exits_total{$L}")"
+	"$(jget "$T/jv" vm vcpus_io_out_exits)" "$(val "$T/m2" "kvm_vm_io_out_exits_total{$L}")"
 
 # Histograms: structure of every series; _sum is the companion total read
 # in the same pread, so the two are the same number.
@@ -480,8 +480,8 @@ sleep 0.5
 r=$(st "$KS" show "$vm" --json); json_vals "$T/out" > "$T/jv-stopped"
 sleep 0.5
 r2=$(st "$KS" show "$vm" --json); json_vals "$T/out" > "$T/jv-stopped2"
-want_io=$(jget "$T/jv-stopped" vm io_out_exits)
-want_rs=$(jget "$T/jv-stopped" vm "exit_reasons_svm:io")
+want_io=$(jget "$T/jv-stopped" vm vcpus_io_out_exits)
+want_rs=$(jget "$T/jv-stopped" vm "vcpus_exit_reasons_svm:io")
 still=1
 [ "$r" = 0 ] && [ "$r2" = 0 ] && cmp -s "$T/jv-stopped" "$T/jv-stopped2" && still=0
 # Every 2 s: Prometheus takes its first scrape at an offset within the
@@ -544,10 +544,10 @@ ok $? "Prometheus in the guest scrapes the live exporter: up{job=\"kvm-statsfd\"
 	"targets: $(timeout 10 wget -q -O - "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | head -c 1000)" \
 	"$(tail -n 15 "$T/prom.log" 2>/dev/null)"
 [ $still = 0 ] && [ -n "$want_io" ] && [ "$got_io" = "$want_io" ]
-ok $? "PromQL kvm_vm_io_out_exits_total$sel of the stopped VM is show --json's io_out_exits ($want_io)" \
+ok $? "PromQL kvm_vm_io_out_exits_total$sel of the stopped VM is show --json's vcpus_io_out_exits ($want_io)" \
 	"Prometheus '$got_io', show --json '$want_io', counters still: $still"
 [ $still = 0 ] && [ -n "$want_rs" ] && [ "$got_rs" = "$want_rs" ]
-ok $? "PromQL kvm_vm_exits_by_reason_total{reason=\"io\"} of the stopped VM is show --json's exit_reasons_svm io ($want_rs)" \
+ok $? "PromQL kvm_vm_exits_by_reason_total{reason=\"io\"} of the stopped VM is show --json's vcpus_exit_reasons_svm io ($want_rs)" \
 	"Prometheus '$got_rs', show --json '$want_rs'"
 if [ -n "$prom" ]; then
 	stop_bg "$prom"

@@ -53,7 +53,8 @@ static const struct img_stat vcpu_stats[] = {
 static const struct img_stat vm_stats[] = {
 	{ "remote_tlb_flush", T(CUMULATIVE) | U(NONE), 0,   1,  0, 0 },
 	{ "pages_4k",         T(INSTANT) | U(NONE),    0,   1,  8, 0 },
-	{ "exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 120, 16, 1 },
+	/* The module's VM file: its vCPUs' sum (uapi.h). */
+	{ "vcpus_exit_reasons_svm", T(LINEAR_HIST) | U(NONE), 0, 120, 16, 1 },
 };
 #define NVM	(sizeof(vm_stats) / sizeof(vm_stats[0]))
 
@@ -520,7 +521,7 @@ static void test_render(void)
 
 static const struct img_stat vmx_vm_stats[] = {
 	{ "exits",            T(CUMULATIVE) | U(NONE),  0,  1, 0, 0 },
-	{ "exit_reasons_vmx", T(LINEAR_HIST) | U(NONE), 0, 81, 8, 1 },
+	{ "vcpus_exit_reasons_vmx", T(LINEAR_HIST) | U(NONE), 0, 81, 8, 1 },
 	{ "halt_wait_ns",     T(CUMULATIVE) | U(SECONDS), -9, 1, 656, 0 },
 	{ "halt_wait_hist",   T(LOG_HIST) | U(SECONDS), -9, 32, 664, 0 },
 };
@@ -535,8 +536,8 @@ static void fill_vmx(struct img *im)
 /* An arm64 VM: exits by kind and trap exits by exception class. */
 static const struct img_stat arm64_vm_stats[] = {
 	{ "exits",              T(CUMULATIVE) | U(NONE),  0,  1,  0, 0 },
-	{ "exit_kinds_arm64",   T(LINEAR_HIST) | U(NONE), 0,  5,  8, 1 },
-	{ "exit_reasons_arm64", T(LINEAR_HIST) | U(NONE), 0, 64, 48, 1 },
+	{ "vcpus_exit_kinds_arm64",   T(LINEAR_HIST) | U(NONE), 0,  5,  8, 1 },
+	{ "vcpus_exit_reasons_arm64", T(LINEAR_HIST) | U(NONE), 0, 64, 48, 1 },
 };
 #define NARM64	(sizeof(arm64_vm_stats) / sizeof(arm64_vm_stats[0]))
 

@@ -30,8 +30,9 @@
 #    (exit_reasons_svm linear-histogram, exit_latency_hist log2-histogram,
 #    guest_ns cumulative seconds, vcpus instant...); per vCPU the total of
 #    the exit-reason histogram (exit_reasons_svm or _vmx: whichever the
-#    module serves) is the native "exits", the VM's histogram is the sum
-#    of its vCPUs', the I/O and MSR exit counts match their buckets.  On
+#    module serves) is the native "exits", the VM's histogram
+#    (vcpus_exit_reasons_svm) is the sum of its vCPUs', no name is both a
+#    VM and a vCPU stat (libvirt shows no KVM stat otherwise), the I/O and MSR exit counts match their buckets.  On
 #    arm64 the total of exit_kinds_arm64 is "exits", exit_reasons_arm64
 #    (by exception class) counts its trap exits, the HVC, system register
 #    and WFx counts match their classes and the native hvc_exit_stat,
@@ -78,6 +79,9 @@ exit_latency_wfx_hist exit_latency_irq_hist exit_latency_mmio_ns
 exit_latency_sysreg_ns exit_latency_hvc_ns exit_latency_wfx_ns
 exit_latency_irq_ns sysreg_read_exits sysreg_write_exits wfi_exits wfe_exits
 hvc_exits smc_exits"
+# A VM serves each of them but vcpus again as its vCPUs' sum, prefixed.
+MODULE_STATS="$MODULE_STATS $(for s in $MODULE_STATS; do
+	[ "$s" = vcpus ] || echo "vcpus_$s"; done)"
 KVM_EXIT_IO=2
 KVM_EXIT_MMIO=6
 
@@ -346,7 +350,7 @@ extended_schema() {	# extended_schema FILE
 	[ -n "$EXIT_STAT" ] || { echo "no exit_reasons_svm, _vmx or _arm64"; return 1; }
 	if [ "$ARCH" = arm64 ]; then
 		set -- "$1" "kvm vcpu exit_kinds_arm64 linear-histogram - - 0 1" \
-			"kvm vm exit_kinds_arm64 linear-histogram - - 0 1" \
+			"kvm vm vcpus_exit_kinds_arm64 linear-histogram - - 0 1" \
 			"kvm vcpu hvc_exits cumulative - - 0 -" \
 			"kvm vcpu sysreg_read_exits cumulative - - 0 -" \
 			"kvm vcpu exit_latency_mmio_hist log2-histogram seconds 10 -9 -"
@@ -357,12 +361,12 @@ extended_schema() {	# extended_schema FILE
 	shift
 	for l in \
 		"kvm vcpu $EXIT_STAT linear-histogram - - 0 1" \
-		"kvm vm $EXIT_STAT linear-histogram - - 0 1" \
+		"kvm vm vcpus_$EXIT_STAT linear-histogram - - 0 1" \
 		"kvm vcpu exit_latency_hist log2-histogram seconds 10 -9 -" \
 		"kvm vcpu exit_latency_ns cumulative seconds 10 -9 -" \
 		"kvm vcpu exit_latency_max_ns peak seconds 10 -9 -" \
 		"kvm vcpu guest_ns cumulative seconds 10 -9 -" \
-		"kvm vm guest_ns cumulative seconds 10 -9 -" \
+		"kvm vm vcpus_guest_ns cumulative seconds 10 -9 -" \
 		"kvm vcpu userspace_exits linear-histogram - - 0 1" \
 		"kvm vcpu in_guest instant - - 0 -" \
 		"kvm vm vcpus instant - - 0 -" "$@"; do
@@ -375,19 +379,28 @@ extended_schema() {	# extended_schema FILE
 	fi
 }
 
+# libvirt keys the schema by name across the targets: a name that is both
+# a VM and a vCPU stat makes it show none of KVM's stats.
+names_disjoint() {	# names_disjoint SCHEMAFILE
+	both=$(awk '$1 == "kvm" && $2 == "vm" { vm[$3] = 1 }
+		$1 == "kvm" && $2 == "vcpu" { vcpu[$3] = 1 }
+		END { for (n in vm) if (n in vcpu) print n }' "$1")
+	[ -z "$both" ] || { echo "both VM and vCPU stats:" $both; return 1; }
+}
+
 paused_extended() {	# paused_extended VMFILE VCPUFILE
 	for p in - $(paths "$2"); do
-		f=$2
-		[ "$p" = - ] && f=$1
-		h=$(value "$f" "$p" "$EXIT_STAT")
+		f=$2 v=
+		[ "$p" = - ] && f=$1 v=vcpus_
+		h=$(value "$f" "$p" "$v$EXIT_STAT")
 		nb=$(echo "$h" | awk -F, '{ print NF }')
 		[ "$nb" = "$EXIT_BUCKETS" ] || { echo "$p: $nb buckets"; return 1; }
 		[ "$(total "$h")" = 0 ] || { echo "$p: $h"; return 1; }
 		if [ "$ARCH" = arm64 ]; then
-			k=$(value "$f" "$p" exit_kinds_arm64)
+			k=$(value "$f" "$p" "${v}exit_kinds_arm64")
 			[ "$k" = 0,0,0,0,0 ] || { echo "$p: exit_kinds_arm64 $k"; return 1; }
 		fi
-		g=$(value "$f" "$p" guest_ns)
+		g=$(value "$f" "$p" "${v}guest_ns")
 		[ "$g" = 0 ] || { echo "$p: guest_ns=$g"; return 1; }
 	done
 }
@@ -576,8 +589,8 @@ vm_is_sum() {	# vm_is_sum VMFILE VCPUFILE: VM histograms = sum of vCPUs'
 		want=$(awk -v s="$s" '$3 == s { n = split($4, v, ",");
 			for (i = 1; i <= n; i++) t[i] += v[i] }
 			END { for (i = 1; i <= n; i++) printf "%s%.0f", (i > 1 ? "," : ""), t[i]; print "" }' "$2")
-		got=$(value "$1" - "$s")
-		[ "$got" = "$want" ] || { echo "vm $s: $got"; echo "sum of vCPUs: $want"; return 1; }
+		got=$(value "$1" - "vcpus_$s")
+		[ "$got" = "$want" ] || { echo "vm vcpus_$s: $got"; echo "sum of vCPUs: $want"; return 1; }
 	done
 }
 
@@ -876,6 +889,8 @@ if scenario "module" mod 1; then
 	fi
 	check "module: schema: extended stats have the types, units and buckets QEMU shows" \
 		extended_schema "$T/mod.schemas"
+	check "module: schema: no name is both a VM and a vCPU stat (libvirt keys the schema by name)" \
+		names_disjoint "$T/mod.schemas"
 	check "module: paused: $EXIT_STAT has $EXIT_BUCKETS buckets, all 0, guest_ns 0 (VM and vCPUs)" \
 		paused_extended "$T/mod.vm.paused" "$T/mod.vcpu.paused"
 	check "module: paused: vm vcpus=2 before any vCPU ran" \

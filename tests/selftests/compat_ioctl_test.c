@@ -175,9 +175,9 @@ TEST_F(compat, vm_and_vcpu_stats_fds)
 		ret = kvmstats_open(&s, dup(fd));
 		ASSERT_EQ(0, ret) TH_LOG("libkvmstats (32-bit): %s", s.err);
 		EXPECT_STREQ(want, s.id);
-		EXPECT_TRUE(kvmstats_find(&s, ec->stat) != NULL)
+		EXPECT_TRUE(ks_find(&s, ec->stat) != NULL)
 			TH_LOG("%s: no %s: not the module's file", want, ec->stat);
-		EXPECT_TRUE(kvmstats_find(&s, "in_guest") != NULL)
+		EXPECT_TRUE(ks_find(&s, "in_guest") != NULL)
 			TH_LOG("%s: no in_guest: not the module's file", want);
 		kvmstats_close(&s);
 		EXPECT_EQ(0, ks_data_block_check(fd, why, sizeof(why)))
@@ -315,9 +315,9 @@ TEST_F(compat, native_after_rmmod)
 		ASSERT_LE(0, fd) TH_LOG("KVM's own fd (32-bit): %s", strerror(errno));
 		ret = kvmstats_open(&s, fd);
 		ASSERT_EQ(0, ret) TH_LOG("libkvmstats: %s", s.err);
-		EXPECT_TRUE(kvmstats_find(&s, ec->stat) == NULL)
+		EXPECT_TRUE(ks_find(&s, ec->stat) == NULL)
 			TH_LOG("the module's stat with the module unloaded");
-		EXPECT_TRUE(kvmstats_find(&s, "in_guest") == NULL);
+		EXPECT_TRUE(ks_find(&s, "in_guest") == NULL);
 		kvmstats_close(&s);
 	}
 	/* Loaded again, the 32-bit caller gets the module's file again. */
@@ -327,7 +327,7 @@ TEST_F(compat, native_after_rmmod)
 	ASSERT_LE(0, fd);
 	ret = kvmstats_open(&s, fd);
 	ASSERT_EQ(0, ret) TH_LOG("libkvmstats: %s", s.err);
-	EXPECT_TRUE(kvmstats_find(&s, ec->stat) != NULL);
+	EXPECT_TRUE(ks_find(&s, ec->stat) != NULL);
 	kvmstats_close(&s);
 	ks_vm_destroy(&vm);
 	/* Nothing of the module's survived its unload. */

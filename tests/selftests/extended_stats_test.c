@@ -67,7 +67,7 @@ FIXTURE_TEARDOWN(ext)
 static uint64_t val(struct __test_metadata *_metadata, struct kvmstats *s,
 		    const char *name, unsigned int i)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 
 	EXPECT_NE(NULL, d) TH_LOG("no stat %s", name);
 	return d ? kvmstats_value(s, d, i) : 0;
@@ -76,7 +76,7 @@ static uint64_t val(struct __test_metadata *_metadata, struct kvmstats *s,
 static uint64_t total(struct __test_metadata *_metadata, struct kvmstats *s,
 		      const char *name)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 	uint64_t sum = 0;
 	unsigned int i;
 
@@ -99,8 +99,8 @@ struct exit_map {
 
 static int exit_map_find(const struct kvmstats *s, struct exit_map *m)
 {
-	int svm = !!kvmstats_find(s, KVM_STATSFD_EXIT_STAT_SVM);
-	int vmx = !!kvmstats_find(s, KVM_STATSFD_EXIT_STAT_VMX);
+	int svm = !!ks_find(s, KVM_STATSFD_EXIT_STAT_SVM);
+	int vmx = !!ks_find(s, KVM_STATSFD_EXIT_STAT_VMX);
 
 	if (svm + vmx != 1)
 		return -ENOENT;
@@ -209,11 +209,11 @@ TEST_F(ext, known_work_exact_counts)
 
 	/* The VM's view: the same sums, its vCPU count, none in guest. */
 	ASSERT_EQ(0, kvmstats_refresh(&vm));
-	EXPECT_EQ(N_OUT, val(_metadata, &vm, "io_out_exits", 0));
-	EXPECT_EQ(exits - 1, total(_metadata, &vm, "exit_latency_hist"));
+	EXPECT_EQ(N_OUT, val(_metadata, &vm, "vcpus_io_out_exits", 0));
+	EXPECT_EQ(exits - 1, total(_metadata, &vm, "vcpus_exit_latency_hist"));
 	EXPECT_EQ(1, val(_metadata, &vm, "vcpus", 0));
-	EXPECT_EQ(0, val(_metadata, &vm, "in_guest", 0));
-	EXPECT_EQ(NULL, kvmstats_find(&s, "vcpus"));
+	EXPECT_EQ(0, val(_metadata, &vm, "vcpus_in_guest", 0));
+	EXPECT_EQ(NULL, ks_find(&s, "vcpus"));
 
 	kvmstats_close(&s);
 	kvmstats_close(&vm);
@@ -247,12 +247,12 @@ TEST_F(ext, vm_file_alone_counts_every_vcpu)
 	ASSERT_EQ(2 * N_OUT, outs);
 	ASSERT_EQ(0, kvmstats_refresh(&vm));
 	EXPECT_EQ(2, val(_metadata, &vm, "vcpus", 0));
-	EXPECT_EQ(2 * N_OUT, val(_metadata, &vm, "io_out_exits", 0));
-	EXPECT_EQ(2 * K_IN, val(_metadata, &vm, "io_in_exits", 0));
-	EXPECT_EQ(2 * M_MSR, val(_metadata, &vm, "msr_read_exits", 0));
-	EXPECT_EQ(2, val(_metadata, &vm, "mmio_writes", 0));
-	EXPECT_EQ(2, val(_metadata, &vm, "userspace_exits", KVM_EXIT_HLT));
-	EXPECT_EQ(2, total(_metadata, &vm, "exit_latency_hlt_hist"));
+	EXPECT_EQ(2 * N_OUT, val(_metadata, &vm, "vcpus_io_out_exits", 0));
+	EXPECT_EQ(2 * K_IN, val(_metadata, &vm, "vcpus_io_in_exits", 0));
+	EXPECT_EQ(2 * M_MSR, val(_metadata, &vm, "vcpus_msr_read_exits", 0));
+	EXPECT_EQ(2, val(_metadata, &vm, "vcpus_mmio_writes", 0));
+	EXPECT_EQ(2, val(_metadata, &vm, "vcpus_userspace_exits", KVM_EXIT_HLT));
+	EXPECT_EQ(2, total(_metadata, &vm, "vcpus_exit_latency_hlt_hist"));
 	kvmstats_close(&vm);
 	ks_vm_destroy(&vm2);
 }
@@ -330,7 +330,7 @@ static uint64_t delta(struct __test_metadata *_metadata,
 		      const struct kvmstats *s, const uint64_t *old,
 		      const char *name, unsigned int i)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 
 	EXPECT_NE(NULL, d) TH_LOG("no stat %s", name);
 	if (!d || i >= d->size)
@@ -342,7 +342,7 @@ static uint64_t delta_total(struct __test_metadata *_metadata,
 			    const struct kvmstats *s, const uint64_t *old,
 			    const char *name)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 	uint64_t sum = 0;
 	unsigned int i;
 
@@ -370,7 +370,7 @@ TEST_F_TIMEOUT(ext, known_work_by_exit_reason, 300)
 	ASSERT_EQ(0, kvmstats_open_from(&s, v->fd)) TH_LOG("%s", s.err);
 	ASSERT_EQ(0, exit_map_find(&s, &m)) TH_LOG("no single exit-reason stat");
 	ASSERT_GE(KVM_STATSFD_SVM_BUCKETS, m.buckets);
-	ASSERT_EQ(m.buckets, kvmstats_find(&s, m.stat)->size);
+	ASSERT_EQ(m.buckets, ks_find(&s, m.stat)->size);
 	old = calloc(1, s.data_size);
 	ASSERT_NE(NULL, old);
 

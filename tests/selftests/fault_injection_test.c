@@ -381,7 +381,7 @@ TEST_F(fault, first_mmap_every_allocation)
 	ASSERT_EQ(0, ks_vm_create(&vm, self->code, self->code_len, 1));
 	ASSERT_EQ(0, kvmstats_open_from(&s, vm.vcpu[0].fd)) TH_LOG("%s", s.err);
 	data_off = s.hdr.data_offset;
-	d = kvmstats_find(&s, self->ec.stat);
+	d = ks_find(&s, self->ec.stat);
 	ASSERT_NE(NULL, d) TH_LOG("no %s", self->ec.stat);
 	hist_off = d->offset;
 	kvmstats_close(&s);

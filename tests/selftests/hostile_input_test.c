@@ -788,7 +788,8 @@ static void check_zeroes(struct __test_metadata *_metadata, int fd,
 		for (j = 0; j < k->size * 8u; j++)
 			if (h->data_offset + k->offset + j < size)
 				covered[h->data_offset + k->offset + j] = 1;
-		if (!strcmp(k->name, "exit_latency_hist") || !strncmp(k->name, "exit_reasons_", 13))
+		if (!strcmp(ks_stem(k->name), "exit_latency_hist") ||
+		    !strncmp(ks_stem(k->name), "exit_reasons_", 13))
 			if (h->data_offset + k->offset < own_start)
 				own_start = h->data_offset + k->offset;
 	}
@@ -805,7 +806,7 @@ static void check_zeroes(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, bad_data);
 	/* A vCPU that never ran and a VM none of whose vCPUs did: all zero. */
 	if (fresh) {
-		const struct kvmstats_desc *vcpus = kvmstats_find(&s, "vcpus");
+		const struct kvmstats_desc *vcpus = ks_find(&s, "vcpus");
 
 		for (i = own_start; i < size; i++) {
 			if (vcpus && i >= h->data_offset + vcpus->offset &&

@@ -593,6 +593,25 @@ long ks_sweep_reads(int fd, const unsigned char *full, size_t size,
 	return bad;
 }
 
+const struct kvmstats_desc *ks_find(const struct kvmstats *s, const char *name)
+{
+	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	char sum[64];
+
+	/* KVM's ids: "kvm-PID" for a VM, "kvm-PID/vcpu-N" for a vCPU. */
+	if (d || !s->id || strstr(s->id, "/vcpu-"))
+		return d;
+	snprintf(sum, sizeof(sum), "%s%s", KVM_STATSFD_VM_SUM_PREFIX, name);
+	return kvmstats_find(s, sum);
+}
+
+const char *ks_stem(const char *name)
+{
+	size_t n = strlen(KVM_STATSFD_VM_SUM_PREFIX);
+
+	return strncmp(name, KVM_STATSFD_VM_SUM_PREFIX, n) ? name : name + n;
+}
+
 int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 		 unsigned int n, char *err, size_t err_len)
 {
@@ -612,7 +631,7 @@ int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 		close(fd);
 		return ret;
 	}
-	d = kvmstats_find(&s, name);
+	d = ks_find(&s, name);
 	if (!d) {
 		if (err)
 			snprintf(err, err_len, "no stat named %s", name);

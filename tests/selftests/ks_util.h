@@ -277,10 +277,25 @@ int ks_fdinfo_map(int fd, uint64_t *off, uint64_t *size, uint64_t *page_off);
 /* pread from offset 0 until EOF into @buf (@cap bytes); bytes or -errno. */
 ssize_t ks_read_whole(int fd, void *buf, size_t cap);
 
+struct kvmstats;
+struct kvmstats_desc;
+
 /*
- * Read stat @name from a stats fd through libkvmstats (a fresh parse of a
- * dup of @stats_fd): its first @n values go to @vals, zero-filled past its
- * size.  Returns the stat's size, -ENOENT if there is no such stat, or
+ * Stat @name of a parsed stats file.  In a VM file, the name of one of the
+ * module's vCPU stats finds the VM's sum of it (KVM_STATSFD_VM_SUM_PREFIX
+ * and the name), so that a case asks a VM and its vCPUs the same way; that
+ * the names do differ is stat_groups_test's vm_and_vcpu_names_are_disjoint.
+ */
+const struct kvmstats_desc *ks_find(const struct kvmstats *s,
+				    const char *name);
+
+/* A raw descriptor's name without KVM_STATSFD_VM_SUM_PREFIX, if it has it. */
+const char *ks_stem(const char *name);
+
+/*
+ * Read stat @name (as ks_find() finds it) from a stats fd through
+ * libkvmstats (a fresh parse of a dup of @stats_fd): its first @n values
+ * go to @vals, zero-filled past its size.  Returns the stat's size, -ENOENT if there is no such stat, or
  * another -errno (the library's message goes to @err if not NULL).
  */
 int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,

@@ -81,7 +81,7 @@ static uint64_t debugfs_value(struct __test_metadata *_metadata,
 static uint64_t stat_value(struct __test_metadata *_metadata,
 			   struct kvmstats *s, const char *name)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 
 	EXPECT_NE(NULL, d) TH_LOG("no stat named %s", name);
 	return d ? kvmstats_value(s, d, 0) : 0;
@@ -180,7 +180,7 @@ TEST_F(vm, native_vm_stats_readable)
 	ret = kvmstats_open_from(&s, self->vm.fd);
 	ASSERT_EQ(0, ret) TH_LOG("%s", s.err);
 	EXPECT_LT(0, s.num_desc);
-	EXPECT_NE(NULL, kvmstats_find(&s, "remote_tlb_flush"));
+	EXPECT_NE(NULL, ks_find(&s, "remote_tlb_flush"));
 	ASSERT_EQ(0, kvmstats_refresh(&s));
 	kvmstats_close(&s);
 }

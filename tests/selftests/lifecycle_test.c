@@ -123,7 +123,7 @@ static void work_buckets(struct work_buckets *b)
 static uint64_t val(struct __test_metadata *_metadata, struct kvmstats *s,
 		    const char *name, unsigned int i)
 {
-	const struct kvmstats_desc *d = kvmstats_find(s, name);
+	const struct kvmstats_desc *d = ks_find(s, name);
 
 	EXPECT_NE(NULL, d) TH_LOG("no stat %s", name);
 	return d ? kvmstats_value(s, d, i) : 0;

@@ -149,10 +149,10 @@ FIXTURE_SETUP(map)
 	ASSERT_EQ(0, kvmstats_open(&s, dup(self->sfd))) TH_LOG("%s", s.err);
 	self->data_offset = s.hdr.data_offset;
 	self->data_size = s.data_size;
-	d = kvmstats_find(&s, self->ec.stat);
+	d = ks_find(&s, self->ec.stat);
 	ASSERT_NE(NULL, d) TH_LOG("no %s", self->ec.stat);
 	self->hist_off = d->offset;
-	d = kvmstats_find(&s, "exits");
+	d = ks_find(&s, "exits");
 	self->exits_off = d ? d->offset : 0;
 	ASSERT_EQ(!strcmp(variant->mode, "superset"), d != NULL);
 	kvmstats_close(&s);

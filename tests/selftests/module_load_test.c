@@ -236,7 +236,7 @@ static int stats_fd_is_modules(void)
 	fd = ioctl(vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	ret = fd < 0 ? -errno : kvmstats_open(&s, fd);
 	if (!ret) {
-		ret = kvmstats_find(&s, ec.stat) != NULL;
+		ret = ks_find(&s, ec.stat) != NULL;
 		kvmstats_close(&s);	/* closes fd */
 	} else if (fd >= 0) {
 		close(fd);		/* not taken on failure */

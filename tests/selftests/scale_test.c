@@ -203,9 +203,9 @@ static int check_vcpu(const struct layout *l, const uint64_t *data,
 		      const struct ks_exit_codes *ec, uint64_t cpuid,
 		      uint64_t io, uint64_t hlt, char *why, size_t wl)
 {
-	const struct kvmstats_desc *h = kvmstats_find(&l->s, ec->stat);
-	const struct kvmstats_desc *t = kvmstats_find(&l->s, ec->total);
-	const struct kvmstats_desc *ex = kvmstats_find(&l->s, "exits");
+	const struct kvmstats_desc *h = ks_find(&l->s, ec->stat);
+	const struct kvmstats_desc *t = ks_find(&l->s, ec->total);
+	const struct kvmstats_desc *ex = ks_find(&l->s, "exits");
 	uint64_t sum = 0;
 	unsigned int b;
 
@@ -248,7 +248,7 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 			 const struct layout *vcl, uint64_t *const *vcd,
 			 int n, char *why, size_t wl)
 {
-	const struct kvmstats_desc *nr = kvmstats_find(&vml->s, "vcpus");
+	const struct kvmstats_desc *nr = ks_find(&vml->s, "vcpus");
 	unsigned int k, j;
 	int i, shared = 0;
 
@@ -259,7 +259,7 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 	}
 	for (k = 0; k < vml->s.num_desc; k++) {
 		const struct kvmstats_desc *dv = &vml->s.descs[k];
-		const struct kvmstats_desc *dc = kvmstats_find(&vcl->s, dv->name);
+		const struct kvmstats_desc *dc = ks_find(&vcl->s, dv->name);
 
 		if (!dc)
 			continue;

@@ -23,6 +23,7 @@
 #include "kselftest_harness.h"
 #include "ks_harness.h"
 #include "internal.h"	/* white-box: reads the handle's fields */
+#include "kvm_statsfd/uapi.h"
 #include "ks_util.h"
 
 #define MAX_NAMES	8
@@ -248,6 +249,59 @@ TEST_F(groups, block_tiles_and_counts_stay_exact)
 	if (ks_stat_read(vfd, "exits", exits, 1, NULL, 0) == 1) {
 		EXPECT_EQ(exits[0], sum);
 	}
+}
+
+/*
+ * libvirt keys the query-stats schema by stat name across QEMU's VM and
+ * vCPU targets, and drops every KVM stat when one name is in both: a VM
+ * file serves its vCPUs' sum of a module stat as KVM_STATSFD_VM_SUM_PREFIX
+ * and the vCPU file's name, and shares no name with a vCPU file.
+ */
+TEST_F(groups, vm_and_vcpu_names_are_disjoint)
+{
+	struct kvmstats vm = { 0 }, vc = { 0 };
+	size_t plen = strlen(KVM_STATSFD_VM_SUM_PREFIX);
+	unsigned int i, j;
+	char want[64];
+	int fd;
+
+	NEED_SETUP();
+	fd = ioctl(self->vm.fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kvmstats_open(&vm, fd)) TH_LOG("%s", vm.err);
+	fd = ioctl(self->vm.vcpu[0].fd, KVM_GET_STATS_FD, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kvmstats_open(&vc, fd)) TH_LOG("%s", vc.err);
+	for (i = 0; i < vm.num_desc; i++) {
+		EXPECT_EQ(NULL, kvmstats_find(&vc, vm.descs[i].name))
+			TH_LOG("%s is in both files (%s)", vm.descs[i].name,
+			       *variant->params ? variant->params : "default");
+	}
+	/* Each of the variant's stats is summed in the VM file... */
+	for (i = 0; i < 4 && variant->present[i]; i++) {
+		for (j = 0; variant->present[i][j]; j++) {
+			snprintf(want, sizeof(want), "%s%s",
+				 KVM_STATSFD_VM_SUM_PREFIX,
+				 stat_name(&self->ec, variant->present[i][j]));
+			EXPECT_NE(NULL, kvmstats_find(&vm, want))
+				TH_LOG("the VM file has no %s", want);
+		}
+	}
+	/* ... and each sum is of a vCPU stat of its size and stem. */
+	for (i = 0; i < vm.num_desc; i++) {
+		const struct kvmstats_desc *v = &vm.descs[i], *d;
+
+		if (strncmp(v->name, KVM_STATSFD_VM_SUM_PREFIX, plen))
+			continue;
+		d = kvmstats_find(&vc, v->name + plen);
+		EXPECT_NE(NULL, d) TH_LOG("%s sums no vCPU stat", v->name);
+		if (d) {
+			EXPECT_EQ(d->size, v->size) TH_LOG("%s", v->name);
+			EXPECT_STREQ(d->name, kvmstats_stem(v));
+		}
+	}
+	kvmstats_close(&vc);
+	kvmstats_close(&vm);
 }
 
 FIXTURE(bad) {

@@ -127,7 +127,7 @@ static void child_reads(struct __test_metadata *_metadata, struct ks_vm *vm,
 		fd = dev_get(vm->vcpu[0].fd);
 		c.vcpu = fd < 0 ? fd : 0;
 		if (fd >= 0 && !kvmstats_open(&s, fd)) {
-			const struct kvmstats_desc *d = kvmstats_find(&s, "exits");
+			const struct kvmstats_desc *d = ks_find(&s, "exits");
 
 			c.exits_match = d && kvmstats_value(&s, d, 0) == want_exits;
 			kvmstats_close(&s);

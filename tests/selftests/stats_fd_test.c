@@ -188,7 +188,7 @@ static void check_format(struct __test_metadata *_metadata, int fd,
 	}
 
 	/* Ours, shaped as promised. */
-	own = kvmstats_find(&s, ec->stat);
+	own = ks_find(&s, ec->stat);
 	ASSERT_NE(NULL, own) TH_LOG("no stat named %s", ec->stat);
 	EXPECT_EQ(KVM_STATS_TYPE_LINEAR_HIST | KVM_STATS_UNIT_NONE |
 		  KVM_STATS_BASE_POW10, own->flags);

@@ -563,13 +563,13 @@ TEST_F(life, rmmod_refused_while_fd_open)
 	for (fd = 0; fd < 2; fd++) {
 		ret = kvmstats_open_from(&native, fd ? vm.fd : vm.vcpu[0].fd);
 		ASSERT_EQ(0, ret) TH_LOG("native: %s", native.err);
-		EXPECT_EQ(NULL, kvmstats_find(&native, ec->stat));
+		EXPECT_EQ(NULL, ks_find(&native, ec->stat));
 		if (!fd) {
 			unsigned char *descs = malloc(native.num_desc * 64);
 
 			/* The module served these, and more after them. */
 			EXPECT_LT(native.num_desc, our_num_desc);
-			EXPECT_NE(NULL, kvmstats_find(&native, "exits"));
+			EXPECT_NE(NULL, ks_find(&native, "exits"));
 			ASSERT_NE(NULL, descs);
 			ASSERT_EQ(0, ks_pread_exact(native.fd, descs,
 						    native.num_desc * 64,

@@ -878,7 +878,7 @@ static void *rm_reader_fn(void *arg)
 		if (ret) {
 			ks_errs_add(r->err, "libkvmstats: %s", s.err);
 		} else {
-			if (kvmstats_find(&s, "in_guest"))
+			if (ks_find(&s, "in_guest"))
 				r->ours++;
 			else
 				r->native++;

@@ -52,7 +52,7 @@ hist_sums() {
 	/"vcpu": [0-9]+/ { v = $0; gsub(/[^0-9]/, "", v); ctx = "vcpu" v }
 	/"name": "/ { name = $0; sub(/.*"name": "/, "", name); sub(/".*/, "", name) }
 	name == "exits" && /"value": / { v = $0; gsub(/[^0-9]/, "", v); print ctx, "exits", v }
-	name ~ /^(exit_reasons_(svm|vmx)|exit_kinds_arm64)$/ && /"buckets": \[/ { inb = 1; sum = 0; next }
+	name ~ /^(vcpus_)?(exit_reasons_(svm|vmx)|exit_kinds_arm64)$/ && /"buckets": \[/ { inb = 1; sum = 0; next }
 	inb && /\]/ { inb = 0; print ctx, "hist", sum; next }
 	inb { v = $0; gsub(/[^0-9]/, "", v); sum += v }
 	' "$1"

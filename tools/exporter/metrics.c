@@ -149,12 +149,16 @@ static const char *unit_suffix(const struct kvmstats_desc *d)
 	}
 }
 
-/* The stat's name without its unit suffix (and "_hist" for histograms). */
+/*
+ * The stat's name without its unit suffix (and "_hist" for histograms),
+ * and for a VM file's sum over its vCPUs without "vcpus_": kvm_vm_X and
+ * kvm_vcpu_X are one stat's VM and vCPU metrics.
+ */
 static void stem_of(const struct kvmstats_desc *d, char *stem, size_t len)
 {
 	static const char *const hist_sfx[] = { "_hist", NULL };
 
-	sanitize(d->name, stem, len);
+	sanitize(kvmstats_stem(d), stem, len);
 	if (kvmstats_is_hist(d))
 		strip_one(stem, hist_sfx);
 	switch (d->unit) {

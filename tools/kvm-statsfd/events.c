@@ -11,14 +11,18 @@ static int wanted_type(const struct kvmstats_desc *d)
 	return d->type == KVM_STATS_TYPE_CUMULATIVE || kvmstats_is_hist(d);
 }
 
-/* The event named d->name, made if new; -1 when out of memory. */
+/*
+ * The event of d's stem, made if new; -1 when out of memory.  A VM
+ * file's sum over its vCPUs (vcpus_X) is their event X.
+ */
 static int ev_find(struct events *e, const struct kvmstats_desc *d)
 {
+	const char *name = kvmstats_stem(d);
 	struct ev *v;
 	int i;
 
 	for (i = 0; i < e->n; i++)
-		if (!strcmp(e->ev[i].name, d->name))
+		if (!strcmp(e->ev[i].name, name))
 			return i;
 	if (e->n == e->cap) {
 		v = realloc(e->ev, (e->cap * 2 + 32) * sizeof(*v));
@@ -29,7 +33,7 @@ static int ev_find(struct events *e, const struct kvmstats_desc *d)
 	}
 	v = &e->ev[e->n];
 	memset(v, 0, sizeof(*v));
-	v->name = strdup(d->name);
+	v->name = strdup(name);
 	v->hist = kvmstats_is_hist(d);
 	if (v->hist)
 		v->kid = calloc(d->size, sizeof(*v->kid));

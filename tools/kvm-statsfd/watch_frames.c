@@ -41,7 +41,7 @@ static const struct wfilter *filter;
 
 static int stat_wanted(const struct kvmstats_desc *d)
 {
-	return wf_stat(filter, d->name);
+	return wf_stat(filter, kvmstats_stem(d));
 }
 
 static void rate_add(struct rates *rs, const struct kvmstats_desc *d,
@@ -77,7 +77,8 @@ static double delta(const struct sample *sm, const struct kvmstats_desc *d,
 
 static int is_reason_hist(const struct kvmstats_desc *d)
 {
-	return kvmstats_is_hist(d) && !strncmp(d->name, "exit_reason", 11);
+	return kvmstats_is_hist(d) &&
+	       !strncmp(kvmstats_stem(d), "exit_reason", 11);
 }
 
 static int has_rate(const struct rates *rs, const char *name)
@@ -106,7 +107,8 @@ static void collect(const struct sample *sm, double dt, struct rates *out,
 	for (i = 0; i < kvmstats_num_desc(s); i++) {
 		const struct kvmstats_desc *d = kvmstats_desc_at(s, i);
 
-		if ((only_new && has_rate(out, d->name)) || !stat_wanted(d))
+		if ((only_new && has_rate(out, kvmstats_stem(d))) ||
+		    !stat_wanted(d))
 			continue;
 		if (d->type == KVM_STATS_TYPE_CUMULATIVE)
 			rate_add(out, d, delta(sm, d, 0, dt));

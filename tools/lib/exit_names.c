@@ -157,11 +157,22 @@ static int arm64_kind_name(unsigned int i, char *buf, size_t len)
 	return snprintf(buf, len, "%s", arm64_kind_names[i]);
 }
 
+const char *kvmstats_stem(const struct kvmstats_desc *d)
+{
+	size_t n = strlen(KVM_STATSFD_VM_SUM_PREFIX);
+
+	if (!d)
+		return NULL;
+	if (!strncmp(d->name, KVM_STATSFD_VM_SUM_PREFIX, n) && d->name[n])
+		return d->name + n;
+	return d->name;
+}
+
 /* Whether d is the linear, one-code-a-bucket histogram @name of @size. */
 static int is_map(const struct kvmstats_desc *d, const char *name,
 		  unsigned int size)
 {
-	return !strcmp(d->name, name) && d->size == size;
+	return !strcmp(kvmstats_stem(d), name) && d->size == size;
 }
 
 int kvmstats_exit_reason_kind(const struct kvmstats_desc *d)
@@ -210,7 +221,7 @@ int kvmstats_is_userspace_exits(const struct kvmstats_desc *d)
 {
 	return d && d->type == KVM_STATS_TYPE_LINEAR_HIST &&
 	       d->bucket_size == 1 && d->size >= 2 &&
-	       !strcmp(d->name, "userspace_exits");
+	       !strcmp(kvmstats_stem(d), "userspace_exits");
 }
 
 int kvmstats_userspace_exit_name(const struct kvmstats_desc *d,

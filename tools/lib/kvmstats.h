@@ -189,6 +189,16 @@ int kvmstats_format(const struct kvmstats_desc *d, uint64_t raw,
 		    char *buf, size_t len);
 
 /*
+ * The stat's name with KVM_STATSFD_VM_SUM_PREFIX ("vcpus_") dropped: a
+ * VM file serves each of the module's vCPU stats again as its vCPUs' sum
+ * under that prefix, so that no name is in both kinds of file (libvirt
+ * needs that).  kvmstats_stem() gives the vCPU stat's name for both, the
+ * name itself for any other stat; the functions below that judge a stat
+ * by name go by its stem.  Since 1.3.
+ */
+const char *kvmstats_stem(const struct kvmstats_desc *d);
+
+/*
  * The module's exit-reason histograms (Documentation/exit-reasons.rst):
  * exit_reasons_svm (120 buckets), exit_reasons_vmx (81), and on arm64
  * exit_reasons_arm64 (64: trap exits by exception class) and

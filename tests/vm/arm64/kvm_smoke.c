@@ -385,8 +385,8 @@ static void check_module(struct stats *st)
 		check(v > 0 && stat_sum(vc, "exit_latency_hvc_hist") ==
 		      WORK_HVCS, "exit_latency_hvc_hist has a sample per HVC",
 		      "%llu", (unsigned long long)stat_sum(vc, "exit_latency_hvc_hist"));
-	v = stat_of(vm, "exit_reasons_arm64", EC_HVC64);
-	check(v == WORK_HVCS, "VM file: exit_reasons_arm64[HVC64] sums its vCPU",
+	v = stat_of(vm, "vcpus_exit_reasons_arm64", EC_HVC64);
+	check(v == WORK_HVCS, "VM file: vcpus_exit_reasons_arm64[HVC64] sums its vCPU",
 	      "%lld", (long long)v);
 	v = stat_of(vm, "vcpus", 0);
 	check(v == 1, "VM file: vcpus is 1", "%lld", (long long)v);

@@ -247,7 +247,7 @@ start_vm() {
 # io_exits PID: the module's SVM "io" exits of that VM, as root sees them.
 io_exits() {
 	kvm-statsfd show "$1" 2>/dev/null |
-		sed -n 's/^ *exit_reasons_svm .*[:,] io \([0-9]*\).*/\1/p' | head -n 1
+		sed -n 's/^ *vcpus_exit_reasons_svm .*[:,] io \([0-9]*\).*/\1/p' | head -n 1
 }
 grows() {	# grows PID: the module counts that VM's io exits, and they go up
 	local a b
@@ -486,7 +486,7 @@ check "ksbob cannot read ksalice's VM: kvm-statsfd show fails, shows no stat" \
 check "ksbob cannot read root's VM either" bob_cannot_show "$rpid"
 check "kvm-statsfd list (ksbob) does not list ksalice's VM" bob_cannot_list "$apid"
 
-# --- 4. libvirt (the debian-host-libvirt lane's image has it) -----------------------
+# --- 4. libvirt (the debian-host lane's image has it, not the plain lane's) --------
 
 libvirt_host() {
 phase "libvirt"
@@ -516,13 +516,13 @@ virsh domstats --vm "$DOM" > /tmp/domstats 2>&1
 kvm-statsfd show "$vpid" --json > /tmp/show2 2>> /tmp/show.err
 check "virsh domstats --vm shows KVM's native VM stats (remote_tlb_flush, pages_4k, max_mmu_page_hash_collisions)" \
 	virsh_has /tmp/domstats remote_tlb_flush pages_4k max_mmu_page_hash_collisions
-check "virsh domstats --vm shows the module's stats beside them (io_out_exits, guest_ns, in_guest, vcpus)" \
-	virsh_has /tmp/domstats io_out_exits guest_ns in_guest vcpus
+check "virsh domstats --vm shows the module's stats beside them (vcpus_io_out_exits, vcpus_guest_ns, vcpus_in_guest, vcpus)" \
+	virsh_has /tmp/domstats vcpus_io_out_exits vcpus_guest_ns vcpus_in_guest vcpus
 check "virsh domstats --vm shows every scalar VM stat kvm-statsfd show lists for that QEMU" \
 	virsh_has_all /tmp/domstats /tmp/show1
-check "virsh's io_out_exits lies between kvm-statsfd show's before and after it, which grew" \
-	between io_out_exits "$(show_value /tmp/show1 io_out_exits)" \
-	"$(virsh_value /tmp/domstats io_out_exits)" "$(show_value /tmp/show2 io_out_exits)"
+check "virsh's vcpus_io_out_exits lies between kvm-statsfd show's before and after it, which grew" \
+	between vcpus_io_out_exits "$(show_value /tmp/show1 vcpus_io_out_exits)" \
+	"$(virsh_value /tmp/domstats vcpus_io_out_exits)" "$(show_value /tmp/show2 vcpus_io_out_exits)"
 check "virsh's vcpus is kvm-statsfd show's: 1" \
 	same vcpus "$(show_value /tmp/show1 vcpus)" "$(virsh_value /tmp/domstats vcpus)" 1
 for _ in $(seq 30); do

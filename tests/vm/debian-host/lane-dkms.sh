@@ -8,5 +8,5 @@
 # CPU-seconds (tests/vm/lanes).
 #
 # usage: lane-dkms.sh OUTDIR
-DEBHOST_UPGRADE=full DEBHOST_LABEL=debian-host-dkms \
+DEBHOST_UPGRADE=full DEBHOST_VARIANT=base DEBHOST_LABEL=debian-host-dkms \
 	exec "$(dirname "$0")/lane.sh" "$@"

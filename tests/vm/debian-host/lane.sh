@@ -29,9 +29,10 @@
 # every package, so that DKMS builds the new module inside the emulated
 # guest: about 350 CPU-seconds more (DKMS rebuilds on every upgrade of
 # the package, even of the same module version).  The debian-host-dkms
-# lane (lane-dkms.sh) is the full one.  DEBHOST_VARIANT=libvirt (the
-# debian-host-libvirt lane, lane-libvirt.sh) boots an image with libvirt,
-# whose domain the guest then runs and reads.
+# lane (lane-dkms.sh) is the full one.  DEBHOST_VARIANT says which image:
+# "libvirt" (the default) has libvirt, whose domain the guest then runs
+# and reads; "base" has not (the debian-host-plain and debian-host-dkms
+# lanes).
 #
 # usage: lane.sh OUTDIR
 # shellcheck disable=SC2016 # sh -c '...$1...' sh ARGS: expanded by that shell
@@ -50,7 +51,8 @@ full) MIN_CASES=58 ;;
 esac
 # With libvirt in the image (DEBHOST_VARIANT=libvirt, image.sh), its
 # section's 12 more.
-[ "${DEBHOST_VARIANT:-base}" != libvirt ] || MIN_CASES=$((MIN_CASES + 12))
+export DEBHOST_VARIANT=${DEBHOST_VARIANT:-libvirt}
+[ "$DEBHOST_VARIANT" != libvirt ] || MIN_CASES=$((MIN_CASES + 12))
 MIN_CASES=${DEBHOST_CASES:-$MIN_CASES}
 # Wall-clock limit of the guest: the emulated DKMS build is most of it,
 # and it shares the host's two cores with the other lanes.
