@@ -80,6 +80,7 @@ static int ks_kind_build(enum ks_kind_id id)
 	k->native_word_off = n->word_off;
 	k->native_struct_off = n->struct_off;
 	k->own_size = own_end;
+	k->nr_native = n->num_desc;
 	k->descs_size = (n->num_desc + nr_own) * KS_DESC_SIZE;
 	k->descs = ks_fault_null(kzalloc(k->descs_size, GFP_KERNEL));
 	if (!k->descs)
@@ -175,9 +176,11 @@ static const char *ks_desc_name(const struct ks_kind *k, u32 i)
 }
 
 /*
- * No name in both a VM file and a vCPU file, as in KVM's own stats:
- * libvirt keys QEMU's query-stats schema by name across the VM and vCPU
- * targets and, on a name in both, shows none of KVM's stats.
+ * None of the module's names in both a VM file and a vCPU file, as in
+ * KVM's own stats: libvirt keys QEMU's query-stats schema by name across
+ * the VM and vCPU targets and, on a name in both, shows none of KVM's
+ * stats.  Two of KVM's own sharing a name are the kernel's to answer for:
+ * the module serves them as the kernel would.
  */
 static int ks_kinds_check_names(void)
 {
@@ -189,7 +192,8 @@ static int ks_kinds_check_names(void)
 		const char *name = ks_desc_name(vm, i);
 
 		for (j = 0; j < vcpu->header.num_desc; j++) {
-			if (strncmp(name, ks_desc_name(vcpu, j),
+			if ((i < vm->nr_native && j < vcpu->nr_native) ||
+			    strncmp(name, ks_desc_name(vcpu, j),
 				    KVM_STATS_NAME_SIZE))
 				continue;
 			pr_err("%.*s is both a VM stat and a vCPU stat\n",

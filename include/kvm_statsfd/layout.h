@@ -98,6 +98,7 @@ struct ks_kind {
 	struct kvm_stats_header header;
 	u8 *descs;		/* header.num_desc descriptors, immutable */
 	u32 descs_size;
+	u32 nr_native;		/* the first nr_native of them are KVM's */
 	u32 native_size;	/* bytes of the native block */
 	/* Where the native words are (struct ks_native). */
 	const u32 *native_word_off;

@@ -23,8 +23,8 @@
  *    before it runs; one more KVM_CREATE_VCPU is refused (at the full
  *    size: that is KVM's limit).  vCPU i runs 1 + i % 5 CPUIDs (its SI
  *    register), an OUT and a HLT: every vCPU file counts exactly that,
- *    the VM file's "vcpus" is N, its exit histogram and every other stat
- *    it shares with the vCPU files are the sums (the maxima for peak
+ *    the VM file's "vcpus" is N, its exit histogram and every other sum
+ *    of a vCPU stat (vcpus_<name>) are the sums (the maxima for peak
  *    stats) of the N vCPUs'; the module holds N vCPU states.
  *  rmmod_races_vm_destruction: threads create VMs, run them and destroy
  *    them (closing the VM's fds in a random order, sometimes leaving a
@@ -240,8 +240,8 @@ static int check_vcpu(const struct layout *l, const uint64_t *data,
 }
 
 /*
- * A VM file against its @n vCPUs' files: "vcpus" is @n, and each stat the
- * VM file shares (by name) with the vCPU files is their sum, or their
+ * A VM file against its @n vCPUs' files: "vcpus" is @n, and each of the
+ * VM file's sums of a vCPU stat (vcpus_<name>) is their sum, or their
  * maximum for a peak stat.  0 or -1 with @why.
  */
 static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
@@ -259,10 +259,15 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 	}
 	for (k = 0; k < vml->s.num_desc; k++) {
 		const struct kvmstats_desc *dv = &vml->s.descs[k];
-		const struct kvmstats_desc *dc = ks_find(&vcl->s, dv->name);
+		const struct kvmstats_desc *dc;
 
-		if (!dc)
-			continue;
+		if (ks_stem(dv->name) == dv->name)
+			continue;	/* KVM's own VM stat, or vcpus */
+		dc = ks_find(&vcl->s, ks_stem(dv->name));
+		if (!dc) {
+			snprintf(why, wl, "%s sums no vCPU stat", dv->name);
+			return -1;
+		}
 		if (dc->size != dv->size) {
 			snprintf(why, wl, "%s: %u values in the VM file, %u in a vCPU's",
 				 dv->name, dv->size, dc->size);
@@ -290,7 +295,7 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 		}
 	}
 	if (!shared) {
-		snprintf(why, wl, "no stat in both the VM and the vCPU files");
+		snprintf(why, wl, "the VM file sums no vCPU stat");
 		return -1;
 	}
 	return 0;
