@@ -477,7 +477,7 @@ static int check_prefix_legacy(struct __test_metadata *_metadata,
 		EXPECT_GT(0, dbg_index(c, d->name))
 			TH_LOG("%s: a debugfs stat among the module's", d->name);
 		EXPECT_LE(nd * 8, d->offset) TH_LOG("%s", d->name);
-		if (strcmp(c->ec.stat, d->name))
+		if (strcmp(c->ec.stat, ks_stem(d->name)))
 			continue;
 		found = 1;
 		EXPECT_EQ(c->ec.buckets, d->size);

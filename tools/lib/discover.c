@@ -191,6 +191,20 @@ static void read_labels(struct kvmstats_vm *p)
 	free(cmd);
 }
 
+/*
+ * Room for element @n of an array of @n elements of @size bytes at @p:
+ * capacity doubles from 8 (the public structs keep no capacity: it is
+ * the next power of two of the count), so a VM of N vCPUs or a host of N
+ * VMs costs log N reallocations, not N.  NULL when out of memory, @p
+ * then still valid.
+ */
+static void *grow(void *p, size_t n, size_t size)
+{
+	if (n && (n < 8 || (n & (n - 1))))
+		return p;
+	return realloc(p, (n ? 2 * n : 8) * size);
+}
+
 static struct kvmstats_vcpu *get_vcpu(struct kvmstats_vm *p, int id)
 {
 	struct kvmstats_vcpu *v;
@@ -199,7 +213,7 @@ static struct kvmstats_vcpu *get_vcpu(struct kvmstats_vm *p, int id)
 	for (i = 0; i < p->nr_vcpus; i++)
 		if (p->vcpus[i].id == id)
 			return &p->vcpus[i];
-	v = realloc(p->vcpus, (p->nr_vcpus + 1) * sizeof(*v));
+	v = grow(p->vcpus, p->nr_vcpus, sizeof(*v));
 	if (!v)
 		return NULL;
 	p->vcpus = v;
@@ -332,7 +346,7 @@ static int add_pid(struct kvmstats_vm **vms, int *n, pid_t pid,
 
 	if (!scan_pid(&p, pid, denied))
 		return 0;
-	nv = realloc(*vms, (*n + 1) * sizeof(**vms));
+	nv = grow(*vms, *n, sizeof(**vms));
 	if (!nv) {
 		free(p.vcpus);
 		free(p.guest);
