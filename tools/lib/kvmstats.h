@@ -93,7 +93,7 @@ struct kvmstats;
 
 /* The version of this header; the library's soname is libkvmstats.so.1. */
 #define KVMSTATS_VERSION_MAJOR		1
-#define KVMSTATS_VERSION_MINOR		2
+#define KVMSTATS_VERSION_MINOR		3
 
 /* An empty handle, or NULL (errno ENOMEM). */
 struct kvmstats *kvmstats_new(void);
