@@ -93,7 +93,7 @@ lane_tap "$(grep -qE "^kvm-statsfd/$old, $rel, x86_64: installed" "$out/install.
 p=$out/payload
 rm -rf "$p" "$out/payload.img"
 mkdir -p "$p/upgrade"
-cp "$here/guest-test.sh" "$p/"
+cp "$here/guest-test.sh" "$here/guest-libvirt.sh" "$p/"
 cp "$debs"/new/*.deb "$p/upgrade/"
 rm -f "$p"/upgrade/*-dbgsym_*.deb
 echo "$old $new" > "$p/versions"
