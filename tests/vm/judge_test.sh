@@ -169,7 +169,8 @@ ok $? "manifest.sh cases names them, for the lane's initramfs"
 # WARN without and with panic_on_warn.  split-segments.sh must give the
 # tests their own run, clean, and each WARN segment a run the judge fails;
 # a WARN during the tests must stay in the tests' run.
-segmented() {	# segmented NAME [SED-SCRIPT for the tests' part]
+# SED-SCRIPT2 and SED-SCRIPT3 edit the whole report and console.
+segmented() {	# segmented NAME [SED-SCRIPT for the tests' part [SED-SCRIPT2 SED-SCRIPT3]]
 	local d="$T/$1"
 	mkdir -p "$d/run"
 	echo "$NONCE" > "$d/run/nonce"
@@ -185,14 +186,14 @@ segmented() {	# segmented NAME [SED-SCRIPT for the tests' part]
 @@ done $NONCE
 @@ segment warn
 EOF
-	} > "$d/run/results.log"
+	} | sed -e "${3:-}" > "$d/run/results.log"
 	printf '%s\n' "[ 1.0] ks: init $NONCE" "[ 2.0] kvm_statsfd: loaded" \
 		"[49.0] ks: segment warn-nopanic $NONCE" \
 		"[50.0] WARNING: CPU: 0 PID: 9 at rig_warn_init+0x1/0x2 [rig_warn]" \
 		"[51.0] ks: segment warn $NONCE" \
 		"[52.0] WARNING: CPU: 0 PID: 9 at rig_warn_init+0x1/0x2 [rig_warn]" \
-		"[52.1] Kernel panic - not syncing: kernel: panic_on_warn set ..." \
-		> "$d/run/console.log"
+		"[52.1] Kernel panic - not syncing: kernel: panic_on_warn set ..." |
+		sed -e "${4:-}" > "$d/run/console.log"
 	"$here/split-segments.sh" "$d/run" warn-nopanic="$d/np" warn="$d/w"
 	KS_MANIFEST=$T/manifest "$here/judge.sh" "$d/run" "[t]" test > "$d/out" 2>&1
 	rc=$?
@@ -215,6 +216,18 @@ ok $? "one boot, three runs: the WARN with panic_on_warn is judged a failure" "$
 segmented segwarn '/^@@ dmesg-begin/a [    9.000000] WARNING: CPU: 1 PID: 99 at src/counters.c:1 x+0x1/0x2'
 [ "$rc" != 0 ] && grep -q '^not ok .*kernel log is clean' "$T/segwarn/out"
 ok $? "one boot, three runs: a WARN during the tests fails the tests' run" "$T/segwarn/out"
+
+# A boot that never reached its last segment (the guest died after the
+# first WARN): the tests' run still stands, and the missing segment is a
+# run the judge fails for having no report (its kernel log, empty, is
+# clean), so that the lanes' WARN self-test cannot pass on it.
+segmented segdied '' '/^@@ segment warn$/,$d' '/ks: segment warn /,$d'
+"$here/judge.sh" "$T/segdied/w" "[t]" > "$T/segdied/w.out" 2>&1
+r=$?
+[ "$rc" = 0 ] && [ "$r" != 0 ] && grep -q '^not ok .*guest finished and reported' "$T/segdied/w.out" &&
+	grep -q '^ok .*kernel log is clean' "$T/segdied/w.out"
+ok $? "one boot, three runs: a segment the guest never reached is judged a failure" \
+	"$(cat "$T/segdied/out" "$T/segdied/w.out")"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
