@@ -788,8 +788,8 @@ static void check_zeroes(struct __test_metadata *_metadata, int fd,
 		for (j = 0; j < k->size * 8u; j++)
 			if (h->data_offset + k->offset + j < size)
 				covered[h->data_offset + k->offset + j] = 1;
-		if (!strcmp(ks_stem(k->name), "exit_latency_hist") ||
-		    !strncmp(ks_stem(k->name), "exit_reasons_", 13))
+		if (!strcmp(kvmstats_stem(k), "exit_latency_hist") ||
+		    !strncmp(kvmstats_stem(k), "exit_reasons_", 13))
 			if (h->data_offset + k->offset < own_start)
 				own_start = h->data_offset + k->offset;
 	}

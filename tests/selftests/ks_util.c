@@ -605,13 +605,6 @@ const struct kvmstats_desc *ks_find(const struct kvmstats *s, const char *name)
 	return kvmstats_find(s, sum);
 }
 
-const char *ks_stem(const char *name)
-{
-	size_t n = strlen(KVM_STATSFD_VM_SUM_PREFIX);
-
-	return strncmp(name, KVM_STATSFD_VM_SUM_PREFIX, n) ? name : name + n;
-}
-
 int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 		 unsigned int n, char *err, size_t err_len)
 {

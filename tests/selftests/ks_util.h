@@ -289,14 +289,12 @@ struct kvmstats_desc;
 const struct kvmstats_desc *ks_find(const struct kvmstats *s,
 				    const char *name);
 
-/* A raw descriptor's name without KVM_STATSFD_VM_SUM_PREFIX, if it has it. */
-const char *ks_stem(const char *name);
-
 /*
  * Read stat @name (as ks_find() finds it) from a stats fd through
  * libkvmstats (a fresh parse of a dup of @stats_fd): its first @n values
- * go to @vals, zero-filled past its size.  Returns the stat's size, -ENOENT if there is no such stat, or
- * another -errno (the library's message goes to @err if not NULL).
+ * go to @vals, zero-filled past its size.  Returns the stat's size,
+ * -ENOENT if there is no such stat, or another -errno (the library's
+ * message goes to @err if not NULL).
  */
 int ks_stat_read(int stats_fd, const char *name, uint64_t *vals,
 		 unsigned int n, char *err, size_t err_len);

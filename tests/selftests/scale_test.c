@@ -261,9 +261,9 @@ static int check_vm_sums(const struct layout *vml, const uint64_t *vmd,
 		const struct kvmstats_desc *dv = &vml->s.descs[k];
 		const struct kvmstats_desc *dc;
 
-		if (ks_stem(dv->name) == dv->name)
+		if (kvmstats_stem(dv) == dv->name)
 			continue;	/* KVM's own VM stat, or vcpus */
-		dc = ks_find(&vcl->s, ks_stem(dv->name));
+		dc = ks_find(&vcl->s, kvmstats_stem(dv));
 		if (!dc) {
 			snprintf(why, wl, "%s sums no vCPU stat", dv->name);
 			return -1;

@@ -344,6 +344,8 @@ static uint64_t exit_hist(struct __test_metadata *_metadata, int fd,
 static void check_prefix(struct __test_metadata *_metadata, int native,
 			 int ours, const struct ks_exit_codes *ec)
 {
+	/* A raw descriptor's name, for kvmstats_stem(). */
+	struct kvmstats_desc raw = { 0 };
 	struct file_bytes n, m;
 	uint32_t nd, i, off, bsize, native_end, own_end = 0;
 	uint16_t size;
@@ -381,7 +383,8 @@ static void check_prefix(struct __test_metadata *_metadata, int native,
 		if (off + size * 8 > own_end)
 			own_end = off + size * 8;
 		/* A VM file's: its vCPUs' sum (vcpus_exit_reasons_svm). */
-		if (strcmp(ec->stat, ks_stem((const char *)d + 16)))
+		raw.name = (const char *)d + 16;
+		if (strcmp(ec->stat, kvmstats_stem(&raw)))
 			continue;
 		found = 1;
 		EXPECT_EQ(ec->buckets, size);
@@ -477,7 +480,7 @@ static int check_prefix_legacy(struct __test_metadata *_metadata,
 		EXPECT_GT(0, dbg_index(c, d->name))
 			TH_LOG("%s: a debugfs stat among the module's", d->name);
 		EXPECT_LE(nd * 8, d->offset) TH_LOG("%s", d->name);
-		if (strcmp(c->ec.stat, ks_stem(d->name)))
+		if (strcmp(c->ec.stat, kvmstats_stem(d)))
 			continue;
 		found = 1;
 		EXPECT_EQ(c->ec.buckets, d->size);
