@@ -111,8 +111,11 @@ build_cache_key() {
 			kdir=$(kdir_of "$rel" "$root")
 			sha256sum /var/lib/dpkg/status
 		fi
+		# Debian's 5.10 and 6.1 headers have no vmlinux: a missing
+		# file must not fail the key (under pipefail it did, and their
+		# builds never came from the cache).
 		for f in .config Module.symvers vmlinux; do
-			[ -e "$kdir/$f" ] && sha256sum < "$kdir/$f"
+			[ ! -e "$kdir/$f" ] || sha256sum < "$kdir/$f"
 		done
 	} | sha256sum | cut -c1-40
 }
