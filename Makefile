@@ -77,8 +77,12 @@ unit:
 
 # Selftests on this machine: needs /dev/kvm, root, and the module built
 # for the running kernel.
+# The selftests of this machine's architecture, with its own compiler.
+KS_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86)
+
 kselftest: module tools
-	$(MAKE) -C tests/selftests O=$(BUILD)/kselftest \
+	$(MAKE) -C tests/selftests O=$(BUILD)/kselftest ARCH=$(KS_ARCH) \
+		CC_ARM64="$(CC)" \
 		HARNESS=$$(tests/vm/fetch-linux-source.sh)/tools/testing/selftests \
 		LIBKVMSTATS=$(BUILD)/tools/libkvmstats.a
 	KVM_STATSFD_KO=$(CURDIR)/kvm_statsfd.ko tests/run-kselftest.sh $(BUILD)/kselftest

@@ -16,7 +16,13 @@ set -uo pipefail
 
 dir=$1
 [ "$(id -u)" = 0 ] || { echo "run-kselftest: must be root (loads a module)" >&2; exit 2; }
-[ -c /dev/kvm ] || { echo "run-kselftest: /dev/kvm is missing: load kvm_amd or kvm_intel" >&2; exit 2; }
+if [ ! -c /dev/kvm ]; then
+	case "$(uname -m)" in
+	aarch64) echo "run-kselftest: /dev/kvm is missing: boot at EL2 (KVM is built into Debian's arm64 kernels)" >&2 ;;
+	*) echo "run-kselftest: /dev/kvm is missing: load kvm_amd or kvm_intel" >&2 ;;
+	esac
+	exit 2
+fi
 [ -f "${KVM_STATSFD_KO:-}" ] || { echo "run-kselftest: KVM_STATSFD_KO does not name a module file" >&2; exit 2; }
 
 # count_cases: "passed failed skipped" of one program's output on stdin.
