@@ -482,6 +482,8 @@ host_suite tools-host $MAKE_QUIET -C "$TOP/tests/tools" \
 host_suite judge "$TOP/tests/vm/judge_test.sh"
 # A warm run builds no module again: the build cache serves every kernel.
 host_suite build-cache "$TOP/tests/vm/build_cache_test.sh"
+# Lanes that fetch at the same time each get their kernel.
+host_suite fetch-concurrency "$TOP/tests/vm/fetch_concurrency_test.sh"
 host_suite debian "$TOP/tests/debian/test.sh"
 # DKMS and make install against the kernels built with the host's compiler.
 host_kbuild_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"

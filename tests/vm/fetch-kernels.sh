@@ -97,6 +97,11 @@ papt_setup() {
 	list="$d/state/lists"
 	mkdir -p "$d/etc/sources.list.d" "$d/etc/preferences.d" \
 		"$d/etc/apt.conf.d" "$list/partial" "$d/cache/archives/partial"
+	# Lanes fetch at the same time (the two arm64 lanes): one writer of
+	# the sources and the lists at a time, and apt runs unlocked
+	# (Debug::NoLocking).  Held until this script exits.
+	exec 8> "$d/.lock"
+	flock 8
 	[ -f "$d/state/status" ] || : > "$d/state/status"
 	# The bookworm series' apt ignores sid (apt_for), whose packages are
 	# newer: its busybox and ncurses are built for a newer libc than the
