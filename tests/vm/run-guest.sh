@@ -44,12 +44,15 @@ icount=()
 # authentication instead of QARMA5) halves the boot: 2.4 s to init, not
 # 4.3-6.3 s (../shared/notes/arm64.md).  The report goes to a virtio
 # console on PCI (virtio_console and virtio_pci are built in; virtio_mmio
-# is a module).
+# is a module).  The emulator is bookworm-backports' QEMU 10.0
+# (fetch-qemu.sh): under bookworm's 7.2 a nested vCPU now and then never
+# left the guest.
 append="panic=-1 oops=panic panic_on_warn=1 quiet loglevel=4 ks.nonce=$nonce ks.mode=$mode"
 # shellcheck disable=SC2054 # the commas are QEMU's, inside options
 case "$kernel" in
 *-arm64*)
-	qemu=(qemu-system-aarch64
+	qroot=$("$(dirname "$0")/fetch-qemu.sh")
+	qemu=("$qroot/usr/bin/qemu-system-aarch64" -L "$qroot/usr/share/qemu"
 		-M virt,virtualization=on,gic-version=3 -accel tcg,thread=single
 		-cpu "${GUEST_CPU:-max,pauth-impdef=on}" -smp "$SMP" -m "$MEM"
 		-nographic -no-reboot -nodefaults
