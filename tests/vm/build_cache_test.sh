@@ -16,18 +16,8 @@ trap 'rm -rf "$T"' EXIT
 export CACHE=$T/cache BUILD=$T/build
 # shellcheck disable=SC1091 # lib.sh, checked on its own
 . "$(dirname "$0")/lib.sh"
-n=0 passed=0 failed=0
-
-ok() {	# ok STATUS NAME
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-	fi
-}
+# ok, tap_finish
+. "$TOP/tests/lib/host-tap.sh"
 
 # The stand-in for make: counts its runs, makes a .ko from the sources.
 mkdir -p "$T/bin"
@@ -88,6 +78,4 @@ for kind in "without vmlinux" "with vmlinux"; do
 	[ "$r" = 1 ]; ok $? "headers $kind: KS_BUILD_CACHE=0 builds again (ran $r)"
 done
 
-echo "1..$n"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish

@@ -72,8 +72,8 @@ if [ ! -f "$tree/.unpacked" ]; then
 	log "downloading ${files[*]}"
 	rm -rf "$tree.tmp"
 	mkdir -p "$tree.tmp/debs" "$tree.tmp/root"
-	(cd "$tree.tmp/debs" && apt_q apt-get download -q "${files[@]}" 2>&1 |
-		grep -v -e '^Get:' -e 'unsandboxed' >&2 || true)
+	(cd "$tree.tmp/debs" && apt_q apt-get download -q "${files[@]}" 2>&1) |
+		grep -v -e '^Get:' -e 'unsandboxed' >&2 || true
 	for f in "$tree.tmp"/debs/*.deb; do
 		[ -f "$f" ] || { log "download failed"; exit 1; }
 		dpkg-deb -x "$f" "$tree.tmp/root"

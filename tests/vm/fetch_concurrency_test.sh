@@ -16,7 +16,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/ks-fetch.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-n=0 passed=0 failed=0
+# ok, tap_finish
+. "$here/../lib/host-tap.sh"
 ROUNDS=${ROUNDS:-6}
 
 for series in 6.12-arm64 5.10; do
@@ -31,16 +32,8 @@ for series in 6.12-arm64 5.10; do
 		wait "$a" || { bad=$((bad + 1)); cp "$T/a.$r" "$T/bad"; }
 		wait "$b" || { bad=$((bad + 1)); cp "$T/b.$r" "$T/bad"; }
 	done
-	n=$((n + 1))
-	if [ "$bad" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $series: $((2 * ROUNDS)) calls in concurrent pairs on one apt configuration all succeed"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $series: $bad of $((2 * ROUNDS)) calls in concurrent pairs failed"
-		sed 's/^/#   /' "$T/bad" | tail -n 5
-	fi
+	[ "$bad" = 0 ]
+	ok $? "$series: $((2 * ROUNDS)) calls in concurrent pairs on one apt configuration all succeed" \
+		"$bad failed; the last one's error:" "$(tail -n 5 "$T/bad" 2>/dev/null)"
 done
-echo "1..$n"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish
