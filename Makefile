@@ -75,11 +75,11 @@ stress: deps
 unit:
 	$(MAKE) -C tests/unit OUT=$(BUILD)/unit run
 
-# Selftests on this machine: needs /dev/kvm, root, and the module built
-# for the running kernel.
 # The selftests of this machine's architecture, with its own compiler.
 KS_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86)
 
+# Selftests on this machine: needs /dev/kvm, root, and the module built
+# for the running kernel.
 kselftest: module tools
 	$(MAKE) -C tests/selftests O=$(BUILD)/kselftest ARCH=$(KS_ARCH) \
 		CC_ARM64="$(CC)" \

@@ -116,6 +116,14 @@ copy_prog() {
 	fi
 }
 
+# copy_progs FROM DIR: FROM's executable files, each as copy_prog does.
+copy_progs() {
+	local f
+	for f in "$1"/*; do
+		[ ! -f "$f" ] || [ ! -x "$f" ] || copy_prog "$f" "$2"
+	done
+}
+
 while [ $# -gt 0 ]; do
 	case "$1" in
 	# As a host has it: Debian and DKMS install modules without their
@@ -124,13 +132,9 @@ while [ $# -gt 0 ]; do
 	# splats and BPF; every load then reads 0.2 MB, not 4.9.
 	--module) "$STRIP" --strip-debug -o "$stage/lib/modules/${2##*/}" "$2"
 		shift 2 ;;
-	--tests) for f in "$2"/*; do
-			[ ! -f "$f" ] || [ ! -x "$f" ] || copy_prog "$f" "$stage/tests"
-		done
-		shift 2 ;;
+	--tests) copy_progs "$2" "$stage/tests"; shift 2 ;;
 	--demo) cp -r "$2"/. "$stage/demo/"; shift 2 ;;
-	--bench) mkdir -p "$stage/bench"
-		find "$2" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/bench/" \; ; shift 2 ;;
+	--bench) mkdir -p "$stage/bench"; copy_progs "$2" "$stage/bench"; shift 2 ;;
 	--bin) copy_prog "$2" "$stage/bin"; shift 2 ;;
 	--without) rm -f "$stage/tests/$2"; shift 2 ;;
 	--cases) mkdir -p "$stage/etc"; tr '\t' ' ' < "$2" > "$stage/etc/ks-cases"; shift 2 ;;
