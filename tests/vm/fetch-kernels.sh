@@ -29,7 +29,9 @@
 # bullseye, bullseye-security and sid through a private apt configuration
 # under $CACHE/apt, and bookworm's arm64 packages through another under
 # $CACHE/apt-arm64, so that the host's apt setup (and its architectures)
-# is not changed.  Override
+# is not changed.  A third, $CACHE/apt-bpo, holds bookworm-backports, for
+# the arm64 lanes' emulator ("apt bookworm-backports", fetch-qemu.sh).
+# Override
 # with KVM_STATSFD_KERNELS, a space-separated list of releases, e.g.
 # "6.1.0-56-amd64 6.12.117+deb12-amd64", or pick series with SERIES
 # (default "6.1 6.12 6.1-rt").
@@ -48,6 +50,7 @@ SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 PAPT="$CACHE/apt"
 PAPT_ARM64="$CACHE/apt-arm64"
+PAPT_BPO="$CACHE/apt-bpo"
 log() { echo "  [kernels] $*" >&2; }
 
 # Where a series comes from: "host" (the host's apt, bookworm) or "extra"
@@ -56,6 +59,7 @@ origin_of() {
 	case "$1" in
 	5.10 | newest) echo extra ;;
 	*-arm64) echo arm64 ;;
+	bookworm-backports) echo backports ;;
 	*) echo host ;;
 	esac
 }
@@ -108,7 +112,11 @@ papt_setup() {
 	# arm64 cross libc the guest's programs link (its ncurses.pc even
 	# lost the -L a sysroot needs).
 	printf 'Package: *\nPin: release n=sid\nPin-Priority: -1\n' > "$d/no-sid.pref"
-	if [ "$d" = "$PAPT_ARM64" ]; then
+	if [ "$d" = "$PAPT_BPO" ]; then
+		cat > "$d/etc/sources.list.new" <<-EOS
+		deb [arch=amd64 signed-by=$KEYRING] $MIRROR bookworm-backports main
+		EOS
+	elif [ "$d" = "$PAPT_ARM64" ]; then
 		# amd64 too: the arm64 headers' kbuild runs on the build host.
 		cat > "$d/etc/sources.list.new" <<-EOS
 		deb [arch=amd64,arm64 signed-by=$KEYRING] $MIRROR bookworm main
@@ -144,6 +152,7 @@ origin_setup() {
 	case "$(origin_of "$1")" in
 	extra) papt_setup ;;
 	arm64) papt_setup "$PAPT_ARM64" ;;
+	backports) papt_setup "$PAPT_BPO" ;;
 	*) ensure_apt_lists ;;
 	esac
 }
@@ -162,6 +171,9 @@ apt_for() {
 			pin=(-o "Dir::Etc::Preferences=$PAPT_ARM64/no-sid.pref")
 		# shellcheck disable=SC2046
 		"$cmd" $(papt_opts "$PAPT_ARM64") "${pin[@]}" "$@" ;;
+	backports)
+		# shellcheck disable=SC2046
+		"$cmd" $(papt_opts "$PAPT_BPO") "$@" ;;
 	*) "$cmd" "$@" ;;
 	esac
 }

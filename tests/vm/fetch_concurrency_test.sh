@@ -3,7 +3,8 @@
 #
 # Lanes of make check fetch at the same time: the two arm64 lanes both ask
 # tests/vm/fetch-kernels.sh for 6.12-arm64, and tests/qemu/fetch-qemu-arm64.sh
-# goes through its private apt configuration too.  Each call must succeed
+# goes through its private apt configuration too, as does fetch-qemu.sh
+# (bookworm-backports), which every arm64 boot calls.  Each call must succeed
 # whatever another one is doing with that configuration (its sources list,
 # its lists).  Rounds of two concurrent calls on each private
 # configuration; with the lists fresh, each call takes a fraction of a
@@ -20,7 +21,7 @@ trap 'rm -rf "$T"' EXIT
 . "$here/../lib/host-tap.sh"
 ROUNDS=${ROUNDS:-6}
 
-for series in 6.12-arm64 5.10; do
+for series in 6.12-arm64 5.10 bookworm-backports; do
 	# Once alone: the lists may need a refresh (a cold cache).
 	"$here/fetch-kernels.sh" apt "$series" true 2> "$T/first.err"
 	bad=0
