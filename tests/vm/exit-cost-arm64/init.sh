@@ -34,6 +34,14 @@ $3 in want && !seen[$3]++ { prev = $3; addr = $1 }' /proc/kallsyms
 
 if /cost_arm64 insmod /ks_probe_driver.ko; then
 	dmesg | grep -o 'ks_probe_driver: \(counter\|clock\): .*'
+	# KVM takes a vCPU ioctl only from the VM's own mm; so must the
+	# driver, whose vcpu_load() would otherwise write what KVM freed
+	# when that mm went (an exec()ed gate oopsed at a later unload).
+	if /cost_arm64 foreign; then
+		echo "ok - the probe driver refuses a vCPU of another process's VM (EIO)"
+	else
+		echo "not ok - the probe driver refuses a vCPU of another process's VM (EIO)"
+	fi
 	/cost_arm64 vcpus /exit-cost-gate-arm64 /exit-cost-budget-arm64 \
 		/kvm_statsfd.ko
 	rmmod ks_probe_driver
