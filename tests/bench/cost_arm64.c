@@ -18,9 +18,6 @@
  *	to it, and only if that process created the VM, as KVM's vCPU
  *	ioctls do: the writes are made here, not by a program this one
  *	runs (an exec()ed one has another mm);
- *   cost_arm64 vcpus COMMAND [ARG...]
- *	create a VM with two initialised vCPUs, put their fd numbers in
- *	$VCPU0 and $VCPU1 and run COMMAND with them open;
  *   cost_arm64 foreign
  *	the same VM, and a forked child (a copy of the mm, not the VM's)
  *	asks the driver for one exit: exits 0 if the driver refused it
@@ -146,37 +143,6 @@ static int insmod(const char *path, const char *params)
 	return 0;
 }
 
-static int vcpus(char **argv)
-{
-	struct kvm_vcpu_init init;
-	int kvm, vm, fd[2], i;
-	char num[16];
-
-	kvm = open("/dev/kvm", O_RDWR);
-	vm = kvm < 0 ? -1 : ioctl(kvm, KVM_CREATE_VM, 0);
-	if (vm < 0 || ioctl(vm, KVM_ARM_PREFERRED_TARGET, &init) < 0) {
-		perror("cost_arm64: /dev/kvm");
-		return 1;
-	}
-	for (i = 0; i < 2; i++) {
-		/*
-		 * KVM makes them close-on-exec; COMMAND writes them to the
-		 * driver.
-		 */
-		fd[i] = ioctl(vm, KVM_CREATE_VCPU, i);
-		if (fd[i] < 0 || ioctl(fd[i], KVM_ARM_VCPU_INIT, &init) < 0 ||
-		    fcntl(fd[i], F_SETFD, 0) < 0) {
-			perror("cost_arm64: a vCPU");
-			return 1;
-		}
-		snprintf(num, sizeof(num), "%d", fd[i]);
-		setenv(i ? "VCPU1" : "VCPU0", num, 1);
-	}
-	execvp(argv[0], argv);
-	perror(argv[0]);
-	return 1;
-}
-
 #define KS_COST "/sys/kernel/debug/ks_probe_driver/probe_cost"
 
 /* A VM and its two initialised vCPUs, in @fd. */
@@ -282,8 +248,6 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "insmod"))
 		return insmod(argv[2], argc > 3 ? argv[3] : "");
-	if (argc >= 3 && !strcmp(argv[1], "vcpus"))
-		return vcpus(argv + 2);
 	if (argc >= 4 && !strcmp(argv[1], "cost"))
 		return cost(argv[2], argv + 3);
 	if (argc == 2 && !strcmp(argv[1], "foreign"))

@@ -4,7 +4,8 @@
  * probe_cost, the same on every architecture: write
  * "VCPU_FD ITERATIONS [PATH [OTHER_VCPU_FD]]", read back
  * "iterations exit_entry exit entry plain loop" and what the architecture
- * adds (ks_probe_driver_<arch>.c says what each means there).
+ * adds (ks_probe_driver_<arch>.c says what each means there).  The
+ * writer must be the process that created the VM.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -65,6 +66,16 @@ static ssize_t ks_cost_write(struct file *f, const char __user *ubuf,
 	vcpus[0] = ks_vcpu_of_file(file);
 	if (!vcpus[0])
 		goto out;
+	/*
+	 * Only from the VM's own process, as KVM's vCPU ioctls (-EIO
+	 * otherwise): once that process has exec()ed or exited, KVM has
+	 * torn down what lives as long as its mm (arm64 frees the stage-2
+	 * MMU's per-CPU last_vcpu_ran, which vcpu_load() then writes).
+	 */
+	ret = -EIO;
+	if (vcpus[0]->kvm->mm != current->mm)
+		goto out;
+	ret = -EINVAL;
 	vcpus[1] = vcpus[0];
 	if (fd2 >= 0) {
 		other = fget(fd2);
