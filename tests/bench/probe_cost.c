@@ -26,7 +26,8 @@
  *	[MISS_MAX]" of FILE (tests/bench/exit-cost-budget; # starts a
  *	comment) and path, failed if the instructions per exit exceed MAX
  *	(MISS_MAX, if given, on the cache-miss paths) or two consecutive
- *	runs differ;
+ *	runs differ; and first a case that the driver refuses the vCPU to
+ *	a forked child (another mm than the VM's);
  *   probe_cost --without-module LABEL [ITERATIONS]
  *	kvm_statsfd.ko unloaded: whatever else is attached to the
  *	tracepoints (bpftrace, or nothing) is measured, one
@@ -54,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ks_util.h"
@@ -352,6 +354,32 @@ static int budget_case(int n, const struct path *p, const char *config,
 	return !ret;
 }
 
+/*
+ * The driver takes a vCPU only from the process that created its VM, as
+ * KVM's vCPU ioctls do (EIO otherwise): once that mm is gone, vcpu_load()
+ * would touch what KVM freed with it.  A forked child has a copy of the
+ * mm, not the VM's: the driver must refuse it.
+ */
+static int foreign_refused(void)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		char buf[64];
+		int fd = open(COST, O_WRONLY | O_CLOEXEC);
+		int len = snprintf(buf, sizeof(buf), "%d 1 %s\n", vcpu_fds[0],
+				   paths[0].driver);
+
+		_exit(fd >= 0 && write(fd, buf, len) < 0 && errno == EIO ? 0 : 1);
+	}
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
 /* Every path of one budget line: the module loaded once for them. */
 static int budget_config(int *n, const char *config, double max,
 			 double miss_max, unsigned long long iters)
@@ -374,7 +402,7 @@ static int budget_config(int *n, const char *config, double max,
 static int run_budget(const char *file, unsigned long long iters)
 {
 	char line[256], config[160];
-	int n = 0, failed = 0, lineno = 0;
+	int n = 0, failed = 0, lineno = 0, ret;
 	double max, miss_max;
 	FILE *f;
 
@@ -401,11 +429,15 @@ static int run_budget(const char *file, unsigned long long iters)
 		fclose(f);
 		return 1;
 	}
-	printf("1..%zu\n", n * ARRAY_SIZE(paths));
+	printf("1..%zu\n", n * ARRAY_SIZE(paths) + 1);
+	ret = foreign_refused();
+	printf("%sok 1 - the probe driver refuses a vCPU of another process's VM (EIO)\n",
+	       ret ? "" : "not ");
+	failed += !ret;
 	printf("# instructions per VM exit (kvm_exit + kvm_entry), %llu exits a run\n",
 	       iters);
 	rewind(f);
-	n = 0;
+	n = 1;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, " %159s %lf", config, &max) != 2 ||
 		    config[0] == '#')
