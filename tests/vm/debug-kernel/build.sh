@@ -39,12 +39,13 @@ exec 9> "$CACHE/debug-kernel/.lock"
 flock 9
 if ! ls "$CACHE/debs/${PKG}_"*.deb >/dev/null 2>&1; then
 	log "downloading $PKG (about 150 MB, once)"
+	# A failed download shows as no package below.
 	(cd "$CACHE/debs" && apt-get download -q "$PKG" 2>&1 |
-		grep -v -e '^Get:' -e 'unsandboxed' >&2 || true)
+		grep -v -e '^Get:' -e 'unsandboxed' >&2) || true
 	ls "$CACHE/debs/${PKG}_"*.deb >/dev/null 2>&1 ||
 		{ echo "download of $PKG failed" >&2; exit 1; }
 fi
-deb=$(ls "$CACHE/debs/${PKG}_"*.deb | sort -V | tail -n 1)
+deb=$(find "$CACHE/debs" -maxdepth 1 -name "${PKG}_*.deb" | sort -V | tail -n 1)
 debver=$(dpkg-deb -f "$deb" Version)
 
 # The source, unpacked once per package version.
@@ -65,17 +66,25 @@ key=$( (echo "$FORMAT $debver"; cat "$here/debug.config") | sha256sum | cut -c1-
 root="$CACHE/debug-kernel/$rel-$key"
 obj="$root/usr/src/linux-headers-$rel"
 
+# Builds of other configurations are dead weight (about 1 GB each) once
+# nobody has asked for them for a day.  Not before: two checkouts on one
+# machine share the cache, each with its own debug.config, and the other's
+# debug lane may be booting its build right now (its directory's mtime
+# says when it was last asked for, below).
+find "$CACHE/debug-kernel" -mindepth 1 -maxdepth 1 -name "$kver-ksdebug-*" \
+	! -path "$root" -mmin +1440 -print0 |
+	while IFS= read -r -d '' old; do
+		log "removing $old, unused for a day"
+		rm -rf "$old"
+	done
+
 if [ -f "$root/.built" ]; then
 	# guest_cmdline (lib.sh) reads it, as in a Debian image.
 	[ -f "$root/boot/config-$rel" ] || cp "$obj/.config" "$root/boot/config-$rel"
+	touch "$root"
 	echo "$SERIES $rel $root"
 	exit 0
 fi
-
-# Older builds of this kernel are dead weight (about 1 GB each).
-for old in "$CACHE/debug-kernel/$kver"-ksdebug-*; do
-	[ -d "$old" ] && [ "$old" != "$root" ] && { log "removing stale $old"; rm -rf "$old"; }
-done
 
 mkdir -p "$obj"
 kmake() {
