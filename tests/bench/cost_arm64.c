@@ -186,7 +186,7 @@ static int request(const int fd[2], const char *path, unsigned long n)
 	cost = open(KS_COST, O_WRONLY | O_CLOEXEC);
 	if (cost < 0)
 		return -1;
-	ret = write(cost, buf, strlen(buf));
+	ret = write(cost, buf, ret);
 	err = errno;
 	close(cost);
 	errno = err;

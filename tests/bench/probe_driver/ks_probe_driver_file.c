@@ -72,10 +72,10 @@ static ssize_t ks_cost_write(struct file *f, const char __user *ubuf,
 	 * torn down what lives as long as its mm (arm64 frees the stage-2
 	 * MMU's per-CPU last_vcpu_ran, which vcpu_load() then writes).
 	 */
-	ret = -EIO;
-	if (vcpus[0]->kvm->mm != current->mm)
+	if (vcpus[0]->kvm->mm != current->mm) {
+		ret = -EIO;
 		goto out;
-	ret = -EINVAL;
+	}
 	vcpus[1] = vcpus[0];
 	if (fd2 >= 0) {
 		other = fget(fd2);
