@@ -4,8 +4,9 @@
 # arm64 guest test (busybox sh, TAP): a VM with known work (kvm_smoke, in
 # the guest's /bin) and its stats fds: KVM's own, then the module's in its
 # default, its stats=all and its cross_process=1 loads, with exact counts
-# per exit class (HVC64, DABT_LOW, SYS64), per kind and per MMIO and
-# system-register direction; a stats fd that outlives its VM's fds pins
+# per exit class (HVC64, DABT_LOW, SYS64, WFx), per kind, per MMIO and
+# system-register direction and per WFI and WFE, and of KVM_RUN's EINTR
+# returns (the virtual timer's wake-ups); a stats fd that outlives its VM's fds pins
 # the module; no VM state is left after any of them; KVM serves its own
 # file again after rmmod.  The kernel log is the rig's judge's to read.
 # Needs root, /dev/kvm and kvm_statsfd.ko at $KVM_STATSFD_KO, unloaded.

@@ -16,13 +16,28 @@
  *                              vCPU's own closed), say "# holding" and
  *                              wait for a signal
  *
- * The work: a vCPU at EL1 with the MMU off reads a command from an MMIO
- * address with no memslot (a KVM_EXIT_MMIO read), writes it back to the
- * next word (an MMIO write), reads an ID register and writes ACTLR_EL1
- * (each a trapped system register access), then makes that many HVCs (SMCCC function 0,
- * answered in the kernel); 0 asks again, -1 ends with PSCI SYSTEM_OFF (an
- * HVC too, KVM_EXIT_SYSTEM_EVENT).  KVM's SMCCC handler writes x0-x3:
- * the guest keeps its state in x5 and x6.
+ * The work: a vCPU at EL1 with the MMU off, interrupts masked, waits for
+ * its virtual timer (armed about 62 ms ahead) in WFI, then reads a command
+ * from an MMIO address with no memslot (a KVM_EXIT_MMIO read), writes it
+ * back to the next word (an MMIO write), reads an ID register and writes
+ * ACTLR_EL1 (each a trapped system register access), then makes that many
+ * HVCs (SMCCC function 0, answered in the kernel); 0 asks again, -1 ends
+ * with PSCI SYSTEM_OFF (an HVC too, KVM_EXIT_SYSTEM_EVENT).  KVM's SMCCC
+ * handler writes x0-x3: the guest keeps its state in x5 to x8.
+ *
+ * Each wait traps exactly one WFI.  This VM has no in-kernel interrupt
+ * controller, so KVM reports the timer's output to the VMM: KVM_RUN
+ * returns EINTR (KVM_EXIT_INTR) when it differs from what the VMM was
+ * last told, and until then KVM counts the vCPU runnable, so a trapped
+ * WFI does not idle (kvm_arch_vcpu_runnable()).  The wait's one WFI that
+ * traps therefore idles until the timer fires, and the guest, seeing
+ * ISTATUS, stops waiting.  Only if the VMM was last told the output was
+ * high would a first WFI return at once and a second one idle: the MMIO
+ * read after each wait is a return to the VMM that tells it the output
+ * is low again (measured: three waits back to back trapped five WFIs).
+ * A WFI under an emulator (QEMU's TCG) completes without trapping when an
+ * interrupt of the host's is already pending; the guest then waits again.
+ * run_work counts the EINTR returns and enters again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +60,19 @@ asm(".pushsection .rodata.ks_guest, \"a\"\n"
     ".p2align 2\n"
     "ks_guest:\n"
     "	movz x6, #0x1000, lsl #16\n"	/* x6 = 0x10000000: no memslot */
-    "1:	ldr x5, [x6]\n"			/* MMIO read: the command */
+    "	mrs x8, cntfrq_el0\n"
+    "	lsr x8, x8, #4\n"			/* ticks in about 62 ms */
+    "1:	mrs x7, cntvct_el0\n"		/* the wait */
+    "	add x7, x7, x8\n"
+    "	msr cntv_cval_el0, x7\n"
+    "	mov x7, #1\n"
+    "	msr cntv_ctl_el0, x7\n"		/* ENABLE; IMASK clear */
+    "	isb\n"
+    "4:	wfi\n"
+    "	mrs x7, cntv_ctl_el0\n"
+    "	tbz x7, #2, 4b\n"			/* until ISTATUS */
+    "	msr cntv_ctl_el0, xzr\n"
+    "	ldr x5, [x6]\n"			/* MMIO read: the command */
     "	cmn x5, #1\n"
     "	b.eq 3f\n"
     "	str x5, [x6, #8]\n"		/* MMIO write: its echo */
@@ -76,7 +103,9 @@ static const uint64_t cmds[] = { 100, 50, 7, (uint64_t)-1 };
 #define WORK_WRITES	(NR_CMDS - 1)
 #define WORK_MMIO	(WORK_READS + WORK_WRITES)
 #define WORK_SYSREGS	(NR_CMDS - 1)	/* reads, and as many writes */
+#define WORK_WFIS	NR_CMDS		/* a wait, a trapped WFI, per command */
 
+#define EC_WFX		0x01
 #define EC_HVC64	0x16
 #define EC_SYS64	0x18
 #define EC_DABT_LOW	0x24
@@ -115,11 +144,15 @@ static void die(const char *what)
 struct vm {
 	int vm, vcpu;
 	unsigned int reads, writes, events, others;
+	unsigned int intrs;	/* KVM_RUN's EINTR returns: the timer's output */
 };
+
+static volatile sig_atomic_t timed_out;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
+	timed_out = 1;
 }
 
 /* Create the VM and run the work; its fds stay open for the stats. */
@@ -170,8 +203,13 @@ static void run_work(int kvm, struct vm *v)
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(30);
 	for (;;) {
-		if (ioctl(v->vcpu, KVM_RUN, 0))
-			die("KVM_RUN");
+		if (ioctl(v->vcpu, KVM_RUN, 0)) {
+			if (errno != EINTR || timed_out ||
+			    run->exit_reason != KVM_EXIT_INTR)
+				die("KVM_RUN");
+			v->intrs++;
+			continue;
+		}
 		if (run->exit_reason == KVM_EXIT_SYSTEM_EVENT) {
 			v->events++;
 			break;
@@ -191,8 +229,8 @@ static void run_work(int kvm, struct vm *v)
 	alarm(0);
 	check(v->reads == WORK_READS && v->writes == WORK_WRITES &&
 	      v->events == 1 && !v->others, "the guest did the work",
-	      "%u reads, %u writes, %u system events, %u other exits",
-	      v->reads, v->writes, v->events, v->others);
+	      "%u reads, %u writes, %u system events, %u other exits, %u EINTR",
+	      v->reads, v->writes, v->events, v->others, v->intrs);
 }
 
 /* A whole stats file, as read. */
@@ -322,14 +360,17 @@ static void check_native_counts(struct stats *vc)
 {
 	int64_t hvc = stat_of(vc, "hvc_exit_stat", 0);
 	int64_t mmio = stat_of(vc, "mmio_exit_user", 0);
+	int64_t wfi = stat_of(vc, "wfi_exit_stat", 0);
 
 	check(hvc == WORK_HVCS, "native hvc_exit_stat is the work's HVCs",
 	      "%lld, expected %d", (long long)hvc, WORK_HVCS);
 	check(mmio == (int64_t)WORK_MMIO, "native mmio_exit_user is the work's MMIO exits",
 	      "%lld, expected %zu", (long long)mmio, WORK_MMIO);
+	check(wfi == (int64_t)WORK_WFIS, "native wfi_exit_stat is the work's trapped WFIs",
+	      "%lld, expected %zu", (long long)wfi, WORK_WFIS);
 }
 
-static void check_module(struct stats *st)
+static void check_module(struct stats *st, const struct vm *w)
 {
 	struct stats *vm = &st[0], *vc = &st[1];
 	int64_t exits = stat_of(vc, "exits", 0);
@@ -363,6 +404,14 @@ static void check_module(struct stats *st)
 	v = stat_of(vc, "sysreg_write_exits", 0);
 	check(v == (int64_t)WORK_SYSREGS, "sysreg_write_exits is the work's writes",
 	      "%lld", (long long)v);
+	v = stat_of(vc, "exit_reasons_arm64", EC_WFX);
+	check(v == (int64_t)WORK_WFIS, "exit_reasons_arm64[WFx] is the work's trapped WFIs",
+	      "%lld, expected %zu", (long long)v, WORK_WFIS);
+	v = stat_of(vc, "wfi_exits", 0);
+	check(v == (int64_t)WORK_WFIS, "wfi_exits is the work's trapped WFIs", "%lld",
+	      (long long)v);
+	v = stat_of(vc, "wfe_exits", 0);
+	check(v == 0, "wfe_exits is 0: the work has no WFE", "%lld", (long long)v);
 	v = stat_of(vc, "mmio_reads", 0);
 	check(v == (int64_t)WORK_READS, "mmio_reads is the work's reads",
 	      "%lld, expected %zu", (long long)v, WORK_READS);
@@ -379,12 +428,20 @@ static void check_module(struct stats *st)
 		v = stat_of(vc, "userspace_exits", KVM_EXIT_SYSTEM_EVENT);
 		check(v == 1, "userspace_exits[KVM_EXIT_SYSTEM_EVENT] is 1",
 		      "%lld", (long long)v);
+		v = stat_of(vc, "userspace_exits", KVM_EXIT_INTR);
+		check(w->intrs > 0 && v == (int64_t)w->intrs,
+		      "userspace_exits[KVM_EXIT_INTR] is the VMM's EINTR returns",
+		      "%lld, the VMM saw %u", (long long)v, w->intrs);
 	}
 	v = stat_of(vc, "exit_latency_hvc_ns", 0);
 	if (v >= 0)
 		check(v > 0 && stat_sum(vc, "exit_latency_hvc_hist") ==
 		      WORK_HVCS, "exit_latency_hvc_hist has a sample per HVC",
 		      "%llu", (unsigned long long)stat_sum(vc, "exit_latency_hvc_hist"));
+	if (stat_of(vc, "exit_latency_wfx_ns", 0) >= 0)
+		check(stat_sum(vc, "exit_latency_wfx_hist") == WORK_WFIS,
+		      "exit_latency_wfx_hist has a sample per trapped WFI", "%llu",
+		      (unsigned long long)stat_sum(vc, "exit_latency_wfx_hist"));
 	v = stat_of(vm, "vcpus_exit_reasons_arm64", EC_HVC64);
 	check(v == WORK_HVCS, "VM file: vcpus_exit_reasons_arm64[HVC64] sums its vCPU",
 	      "%lld", (long long)v);
@@ -458,7 +515,7 @@ int main(int argc, char **argv)
 			check_native_first(&sv, k, &st[k]);
 		check(st[1].h.num_desc > sv.num_desc[1], "vCPU file: the module's stats follow",
 		      "%u more", st[1].h.num_desc - sv.num_desc[1]);
-		check_module(st);
+		check_module(st, &v);
 	}
 	return failures ? 1 : 0;
 }
