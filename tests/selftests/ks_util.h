@@ -47,11 +47,14 @@ struct ks_vm {
 /* KVM's own vCPU stats counting them (the arm64 and x86 names). */
 #define KS_STAT_USER_EXITS	"mmio_exit_user"
 #define KS_STAT_STOP_EXITS	"hvc_exit_stat"
+/* The module's own stat counting the exit to userspace. */
+#define KS_STAT_OWN_USER_EXITS	"mmio_writes"
 #else
 #define KS_EXIT_USER		KVM_EXIT_IO
 #define KS_EXIT_STOP		KVM_EXIT_HLT
 #define KS_STAT_USER_EXITS	"io_exits"
 #define KS_STAT_STOP_EXITS	"halt_exits"
+#define KS_STAT_OWN_USER_EXITS	"io_out_exits"
 #endif
 
 /*
@@ -83,6 +86,25 @@ extern const unsigned char ks_code_out_hlt[];
 extern const size_t ks_code_out_hlt_len;
 
 #define KS_MMIO_ADDR	0x20000	/* arm64: no memslot there */
+
+/* Guest code: the exit to userspace, forever. */
+extern const unsigned char ks_code_out_forever[];
+extern const size_t ks_code_out_forever_len;
+
+/*
+ * Guest code: the exit to userspace, a one-byte store to guest memory at
+ * KS_DATA_ADDR (a test can take that page away from the host mapping),
+ * then the stop.
+ */
+#define KS_DATA_ADDR	0x8000
+extern const unsigned char ks_code_out_store_hlt[];
+extern const size_t ks_code_out_store_hlt_len;
+
+/*
+ * Guest code into @buf (at most 32 bytes): the exit to userspace @n times
+ * (1 to 65535), then the stop.  Returns its length.
+ */
+size_t ks_code_outs(unsigned char *buf, unsigned int n);
 
 /*
  * Guest code: CPUID as many times as ks_vcpu_setup()'s @count (at least

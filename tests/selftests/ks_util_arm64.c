@@ -84,12 +84,16 @@ static uint32_t b(int words)
 asm(".pushsection .rodata.ks_code, \"a\"\n"
 	".p2align 3\n"
 	".global ks_code_out_hlt_len, ks_code_cpuid_forever_len\n"
-	".global ks_code_cpuid_n_out_hlt_len\n"
+	".global ks_code_cpuid_n_out_hlt_len, ks_code_out_forever_len\n"
+	".global ks_code_out_store_hlt_len\n"
 	"ks_code_out_hlt_len:		.quad 2f - ks_code_out_hlt\n"
 	"ks_code_cpuid_forever_len:	.quad 4f - ks_code_cpuid_forever\n"
 	"ks_code_cpuid_n_out_hlt_len:	.quad 7f - ks_code_cpuid_n_out_hlt\n"
+	"ks_code_out_forever_len:	.quad 9f - ks_code_out_forever\n"
+	"ks_code_out_store_hlt_len:	.quad 11f - ks_code_out_store_hlt\n"
 	".global ks_code_out_hlt, ks_code_cpuid_forever\n"
-	".global ks_code_cpuid_n_out_hlt\n"
+	".global ks_code_cpuid_n_out_hlt, ks_code_out_forever\n"
+	".global ks_code_out_store_hlt\n"
 	"ks_code_out_hlt:\n"
 	"	movz x6, #0x2, lsl #16\n"	/* KS_MMIO_ADDR */
 	"	movz x0, #0x42\n"
@@ -112,6 +116,20 @@ asm(".pushsection .rodata.ks_code, \"a\"\n"
 	"	hvc #0\n"
 	"	b 6b\n"
 	"7:\n"
+	"ks_code_out_forever:\n"
+	"	movz x6, #0x2, lsl #16\n"
+	"8:	strb w0, [x6]\n"
+	"	b 8b\n"
+	"9:\n"
+	"ks_code_out_store_hlt:\n"
+	"	movz x6, #0x2, lsl #16\n"
+	"	strb w0, [x6]\n"
+	"	movz x7, #0x8000\n"		/* KS_DATA_ADDR: guest memory */
+	"	strb w0, [x7]\n"
+	"10:	movz x0, #0xc200, lsl #16\n"
+	"	hvc #0\n"
+	"	b 10b\n"
+	"11:\n"
 	".popsection\n");
 
 static void put(unsigned char *buf, size_t *n, uint32_t insn)
@@ -159,6 +177,21 @@ size_t ks_code_cpuid_out_loop(unsigned char *c, unsigned int n)
 	put(c, &len, b_ne(-2));		/* b.ne 2b */
 	put(c, &len, I_STRB_W0_X6);
 	put(c, &len, b(-5));		/* b 1b */
+	return len;
+}
+
+size_t ks_code_outs(unsigned char *c, unsigned int n)
+{
+	size_t len = 0;
+
+	put(c, &len, I_MOVZ_X6_MMIO);
+	put(c, &len, movz_x5(n));
+	put(c, &len, I_STRB_W0_X6);	/* 1: */
+	put(c, &len, I_SUBS_X5_1);
+	put(c, &len, b_ne(-2));		/* b.ne 1b */
+	put(c, &len, I_MOVZ_X0_STOP);	/* 2: */
+	put(c, &len, I_HVC);
+	put(c, &len, b(-2));		/* b 2b */
 	return len;
 }
 

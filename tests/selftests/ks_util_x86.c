@@ -23,6 +23,34 @@ const unsigned char ks_code_out_hlt[] = {
 };
 const size_t ks_code_out_hlt_len = sizeof(ks_code_out_hlt);
 
+const unsigned char ks_code_out_forever[] = {
+	0xe6, 0x10,		/* 1: out 0x10, al */
+	0xeb, 0xfc,		/*    jmp 1b */
+};
+const size_t ks_code_out_forever_len = sizeof(ks_code_out_forever);
+
+const unsigned char ks_code_out_store_hlt[] = {
+	0xe6, 0x10,		/* out 0x10, al */
+	0xa2, KS_DATA_ADDR & 0xff, KS_DATA_ADDR >> 8,	/* mov [KS_DATA_ADDR], al */
+	0xf4,			/* hlt */
+};
+const size_t ks_code_out_store_hlt_len = sizeof(ks_code_out_store_hlt);
+
+size_t ks_code_outs(unsigned char *buf, unsigned int n)
+{
+	static const unsigned char c[] = {
+		0xb9, 0, 0,		/* mov cx, n */
+		0xe6, 0x10,		/* 1: out 0x10, al */
+		0xe2, 0xfc,		/*    loop 1b */
+		0xf4,			/* hlt */
+	};
+
+	memcpy(buf, c, sizeof(c));
+	buf[1] = n & 0xff;
+	buf[2] = n >> 8;
+	return sizeof(c);
+}
+
 const unsigned char ks_code_cpuid_n_out_hlt[] = {
 	0x66, 0x31, 0xc0,	/* 0: xor eax, eax */
 	0x0f, 0xa2,		/* 3: cpuid */
