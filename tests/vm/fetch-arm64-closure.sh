@@ -20,7 +20,8 @@
 # only when its lists changed since (they are refreshed twice a day).
 #
 # Its users: Debian's arm64 QEMU for the arm64 guest
-# (tests/qemu/fetch-qemu-arm64.sh).
+# (tests/qemu/fetch-qemu-arm64.sh) and the sysroot the arm64 exporter is
+# built against (tests/vm/arm64/build-exporter.sh).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
