@@ -51,6 +51,7 @@ grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
 cleanup() {
 	kill_bg
 }
+trap 'cleanup; rm -rf "$T"' EXIT
 
 # section NAME: whether this run has part NAME ("native", "prometheus"):
 # all of them, or those in KS_CASES (tests/vm/manifest "cases" lines).
@@ -79,7 +80,6 @@ aarch64)
 	VENDOR=svm VNAME=SVM NREASONS=120 REASON=io CLASS=io
 	UEXIT=KVM_EXIT_IO IOSTAT=io_out_exits LAT=io HLT_MS=10 ;;
 esac
-trap 'cleanup; rm -rf "$T"' EXIT
 
 # start_exporter LOG: the exporter in the background, $exp once it answers.
 start_exporter() {
