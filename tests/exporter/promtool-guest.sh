@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# promtool-guest.sh RESULTS: checks on the /metrics scrape that
+# promtool-guest.sh [--format-only] RESULTS: checks on the /metrics scrape that
 # kvm_statsfd_exporter_test printed in a guest run's report (judge.sh's
 # OUTDIR/results.txt, between "# exporter-metrics-begin" and
 # "# exporter-metrics-end", each line prefixed "# | "):
@@ -15,10 +15,14 @@
 #     exporter on this host (no VMs here: its own metrics), gzip and all.
 # (Prometheus scraping the live exporter inside the guest, with the VMs
 # there, is kvm_statsfd_exporter_test's part 4.)
+# --format-only: 1 alone, for the arm64 guest's scrape (tests/vm/arm64/
+# lane.sh), which has no port I/O for the dashboard's panels and 3's query.
 #
 # Exit 0 if all hold; what failed on stdout otherwise.
 set -uo pipefail
 
+format_only=
+[ "$1" != --format-only ] || { format_only=1; shift; }
 results=$1
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 command -v promtool > /dev/null || { echo "promtool not found (Debian package prometheus)"; exit 1; }
@@ -29,6 +33,7 @@ if [ -z "$body" ] || ! grep -q '^kvm_vcpu_' <<< "$body"; then
 	exit 1
 fi
 printf '%s\n' "$body" | promtool check metrics || exit 1
+[ -z "$format_only" ] || exit 0
 
 # 2. Metric names queried (recording rules' names have colons: not ours).
 missing=

@@ -9,76 +9,10 @@
 #                            holding usr/bin/qemu-system-aarch64 and every
 #                            arm64 package of its dependency closure
 #
-# The closure is what bookworm's apt resolves for qemu-system-arm:arm64
-# from nothing installed (the arm64 6.12 kernel's private apt
-# configuration, tests/vm/fetch-kernels.sh apt, which pins sid away),
-# without recommends.  Only its arm64 packages are fetched and unpacked: the
-# architecture-independent ones (QEMU's firmware, adduser) and the host
-# ones apt adds for them hold no library of QEMU's.  The tree's key is the
-# list of those packages' versions, so a security update of any of them
-# makes a new tree; older trees are removed.  A warm run asks apt only
-# when its lists changed since (they are refreshed twice a day).
+# tests/vm/fetch-arm64-closure.sh resolves, fetches and unpacks it, cached
+# by the packages' versions.  Of the closure only arm64 packages are
+# unpacked: QEMU's firmware and adduser, architecture-independent, hold
+# no library of QEMU's.
 set -euo pipefail
 
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${CACHE:-$TOP/.cache}
-dir=$CACHE/qemu-arm64
-log() { echo "  [qemu-arm64] $*" >&2; }
-
-mkdir -p "$dir/debs"
-apt_arm64() { "$TOP/tests/vm/fetch-kernels.sh" apt 6.12-arm64 "$@"; }
-
-# The closure resolved after the lists' last refresh is still theirs.
-stamp=$CACHE/apt-arm64/state/lists/.stamp
-if [ -f "$stamp" ] && [ "$dir/debs.list" -nt "$stamp" ]; then
-	key=$(sha256sum < "$dir/debs.list" | cut -c1-16)
-	if [ -f "$dir/$key/.unpacked" ]; then
-		echo "$dir/$key/root"
-		exit 0
-	fi
-fi
-
-# 'URI' NAME_VERSION_ARCH.deb SIZE HASH, one line per package of the
-# closure; versions spell their epoch's colon %3a.
-apt_arm64 apt-get --print-uris -qq -y --no-install-recommends \
-	install qemu-system-arm:arm64 > "$dir/uris"
-awk '$2 ~ /_arm64\.deb$/ { print $2 }' "$dir/uris" | sort > "$dir/debs.list"
-grep -q '^qemu-system-arm_' "$dir/debs.list" ||
-	{ log "apt resolved no qemu-system-arm:arm64"; cat "$dir/uris" >&2; exit 1; }
-key=$(sha256sum < "$dir/debs.list" | cut -c1-16)
-tree=$dir/$key
-if [ -f "$tree/.unpacked" ]; then
-	echo "$tree/root"
-	exit 0
-fi
-
-exec 7> "$dir/.lock"
-flock 7
-want=()
-while read -r f; do
-	[ -f "$dir/debs/$f" ] && continue
-	n=${f%%_*} v=${f#*_}
-	v=${v%_arm64.deb}
-	want+=("$n:arm64=${v//%3a/:}")
-done < "$dir/debs.list"
-if [ ${#want[@]} -gt 0 ]; then
-	log "downloading ${#want[@]} arm64 packages (qemu-system-arm and its libraries)"
-	(cd "$dir/debs" && apt_arm64 apt-get download -q "${want[@]}" 2>&1 |
-		grep -v -e '^Get:' -e 'unsandboxed' >&2 || true)
-fi
-log "unpacking $(wc -l < "$dir/debs.list") packages into $tree"
-rm -rf "$tree.tmp"
-mkdir -p "$tree.tmp/root"
-while read -r f; do
-	[ -f "$dir/debs/$f" ] || { log "download of $f failed"; exit 1; }
-	dpkg-deb -x "$dir/debs/$f" "$tree.tmp/root"
-done < "$dir/debs.list"
-# Older trees, and the packages only they used, go.
-find "$dir" -mindepth 1 -maxdepth 1 -type d ! -name debs ! -name "$key.tmp" \
-	-exec rm -rf {} +
-find "$dir/debs" -name '*.deb' | while read -r f; do
-	grep -qxF "${f##*/}" "$dir/debs.list" || rm -f "$f"
-done
-touch "$tree.tmp/.unpacked"
-mv "$tree.tmp" "$tree"
-echo "$tree/root"
+exec "$(dirname "$0")/../vm/fetch-arm64-closure.sh" qemu-arm64 qemu-system-arm

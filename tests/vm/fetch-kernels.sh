@@ -373,7 +373,7 @@ main() {
 # fetch-kernels.sh apt SERIES CMD ARGS...: CMD (apt-get, apt-cache) with
 # the apt configuration SERIES comes from, set up first: other scripts
 # fetch more of that release's packages through it
-# (tests/qemu/fetch-qemu-arm64.sh).
+# (tests/vm/fetch-arm64-closure.sh).
 if [ "${1:-}" = apt ]; then
 	shift
 	origin_setup "$1"

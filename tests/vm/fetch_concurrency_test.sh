@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Lanes of make check fetch at the same time: the two arm64 lanes both ask
-# tests/vm/fetch-kernels.sh for 6.12-arm64, and tests/qemu/fetch-qemu-arm64.sh
+# tests/vm/fetch-kernels.sh for 6.12-arm64, and tests/vm/fetch-arm64-closure.sh
 # goes through its private apt configuration too, as does fetch-qemu.sh
 # (bookworm-backports), which every arm64 boot calls.  Each call must succeed
 # whatever another one is doing with that configuration (its sources list,

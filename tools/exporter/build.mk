@@ -15,6 +15,11 @@
 # libraries: the guest build's ELF interpreter is /bin/ld-linux-x86-64.so.2
 # and it finds its libraries next to itself: DT_RPATH $ORIGIN (not
 # RUNPATH, which would not apply to the libraries' own dependencies).
+# A cross build names the target's unpacked packages, GUEST_SYSROOT=DIR
+# (the arm64 guest's: tests/vm/arm64/build-exporter.sh): ldd cannot run
+# a foreign binary, so the libraries are found by reading the ELF files
+# there (tests/lib/sysroot-libs.sh), and the loader keeps its own name
+# (ld-linux-aarch64.so.1).
 
 EXP_SRCS := exporter/main.c exporter/metrics.c exporter/state.c exporter/identity.c \
 	    exporter/web_config.c exporter/auth.c
@@ -28,6 +33,17 @@ MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohtt
 	    $(or $(shell pkg-config --libs yaml-0.1 2>/dev/null),-lyaml) \
 	    $(or $(shell pkg-config --libs libsystemd 2>/dev/null),-lsystemd) -lcrypt -lz -lpthread
 EXP_LDFLAGS := $(filter-out -static,$(LDFLAGS))
+ifeq ($(GUEST_SYSROOT),)
+EXP_GUEST_LOADER := ld-linux-x86-64.so.2
+EXP_GUEST_LIBS_SH := exporter/guest-libs.sh
+EXP_GUEST_LIBS = sh $(EXP_GUEST_LIBS_SH) $(EXP) $(EXP_GUEST_DIR)
+else
+# Read once $(EXP) is linked: its interpreter's name.
+EXP_GUEST_LOADER = $(notdir $(shell readelf -l $(EXP) | \
+	sed -n 's/.*program interpreter: \(.*\)]$$/\1/p'))
+EXP_GUEST_LIBS_SH := ../tests/lib/sysroot-libs.sh
+EXP_GUEST_LIBS = sh $(EXP_GUEST_LIBS_SH) $(EXP) $(GUEST_SYSROOT) $(EXP_GUEST_DIR)
+endif
 
 all: $(EXP)
 ifeq ($(STATIC),1)
@@ -50,13 +66,12 @@ $(EXP): $(EXP_OBJS) $(LIB)
 
 exporter-guest: $(EXP_GUEST)
 
-$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(LIB) exporter/guest-libs.sh \
-		exporter/build.mk
+$(EXP_GUEST): $(EXP) $(EXP_OBJS) $(LIB) $(EXP_GUEST_LIBS_SH) exporter/build.mk
 	@rm -rf $(EXP_GUEST_DIR) && mkdir -p $(EXP_GUEST_DIR)
-	$(CC) $(EXP_LDFLAGS) -Wl,--dynamic-linker=/bin/ld-linux-x86-64.so.2 \
+	$(CC) $(EXP_LDFLAGS) -Wl,--dynamic-linker=/bin/$(EXP_GUEST_LOADER) \
 		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN' -o $@.tmp $(EXP_OBJS) $(LIB) \
 		$(MHD_LIBS) $(LDLIBS)
-	sh exporter/guest-libs.sh $(EXP) $(EXP_GUEST_DIR)
+	$(EXP_GUEST_LIBS)
 	mv $@.tmp $@
 
 install-exporter: $(EXP)
