@@ -8,8 +8,8 @@
 #   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10, newest (tests/vm/lanes) or
 #           6.12-debug (the debug kernel: tests/vm/debug-kernel/, built
 #           once and cached, with its lane's guest timeout and memory)
-#   TEST    selftest program names to run (default: every guest test,
-#           as make check runs them)
+#   TEST    selftest program names, or kvm_statsfd_tool_test, to run
+#           (default: every guest test, as make check runs them)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,8 +32,19 @@ out="$BUILD/quick/$rel"
 rm -rf "$out"
 mkdir -p "$out/tests"
 if [ $# -gt 0 ]; then
-	for t in "$@"; do cp "$BUILD/selftests/$t" "$out/tests/"; done
+	for t in "$@"; do
+		# A selftest, or the command's test (which needs demo-vm).
+		if [ -e "$BUILD/selftests/$t" ]; then
+			cp "$BUILD/selftests/$t" "$out/tests/"
+		elif [ -e "$BUILD/tests-tools/tests/$t" ]; then
+			cp "$BUILD/tests-tools/tests/$t" "$out/tests/"
+		else
+			echo "no guest test program $t" >&2
+			exit 2
+		fi
+	done
 	payload="--tests $out/tests --bin $BUILD/tools/kvm-statsfd"
+	payload+=" --bin $BUILD/tests-tools/bin/demo-vm"
 else
 	payload=$(guest_test_payload "$series")
 fi
