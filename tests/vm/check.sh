@@ -486,6 +486,8 @@ host_suite build-cache "$TOP/tests/vm/build_cache_test.sh"
 host_suite fetch-concurrency "$TOP/tests/vm/fetch_concurrency_test.sh"
 # Another checkout's debug kernel build leaves ours alone while we use it.
 host_suite debug-kernel-cache "$TOP/tests/vm/debug_kernel_cache_test.sh"
+# So do its arm64 QEMU and sysroot when a package update makes new ones.
+host_suite arm64-closure-cache "$TOP/tests/vm/fetch_arm64_closure_cache_test.sh"
 host_suite debian "$TOP/tests/debian/test.sh"
 # DKMS and make install against the kernels built with the host's compiler.
 host_kbuild_suite dkms "$TOP/tests/dkms/test.sh" "$RUN/kernels"
