@@ -15,9 +15,13 @@
 # recommends.  Only its arm64 packages are fetched and unpacked: the
 # architecture-independent ones and the host ones apt adds for them hold
 # no arm64 code.  The tree's key is the list of those packages' versions,
-# so a security update of any of them makes a new tree; older trees of
-# NAME are removed, and the packages only they used.  A warm run asks apt
-# only when its lists changed since (they are refreshed twice a day).
+# so a security update of any of them makes a new tree.  A tree is marked
+# used (its time) whenever it is asked for; the other trees of NAME go once
+# nobody has asked for them for a day: another checkout's run, sharing the
+# cache, may still be copying from one (tests/vm/fetch_arm64_closure_cache_
+# test.sh).  A new tree's unpacking also removes the packages only older
+# trees used.  A warm run asks apt only when its lists changed since (they
+# are refreshed twice a day).
 #
 # Its users: Debian's arm64 QEMU for the arm64 guest
 # (tests/qemu/fetch-qemu-arm64.sh) and the sysroot the arm64 exporter is
@@ -34,6 +38,15 @@ log() { echo "  [$name] $*" >&2; }
 mkdir -p "$dir/debs"
 apt_arm64() { "$TOP/tests/vm/fetch-kernels.sh" apt 6.12-arm64 "$@"; }
 
+# use KEY: print tree KEY's root, marked used, after removing the trees
+# nobody has asked for in a day (not KEY's, nor one being unpacked).
+use() {
+	touch "$dir/$1"
+	find "$dir" -mindepth 1 -maxdepth 1 -type d ! -name debs ! -name "$1" \
+		! -name '*.tmp' -mmin +1440 -exec rm -rf {} +
+	echo "$dir/$1/root"
+}
+
 # The closure resolved after the lists' last refresh is still theirs, if
 # it was resolved for these packages.
 stamp=$CACHE/apt-arm64/state/lists/.stamp
@@ -41,7 +54,7 @@ if [ -f "$stamp" ] && [ "$dir/debs.list" -nt "$stamp" ] &&
 	[ "$(cat "$dir/packages" 2>/dev/null)" = "$*" ]; then
 	key=$(sha256sum < "$dir/debs.list" | cut -c1-16)
 	if [ -f "$dir/$key/.unpacked" ]; then
-		echo "$dir/$key/root"
+		use "$key"
 		exit 0
 	fi
 fi
@@ -59,7 +72,7 @@ done
 key=$(sha256sum < "$dir/debs.list" | cut -c1-16)
 tree=$dir/$key
 if [ -f "$tree/.unpacked" ]; then
-	echo "$tree/root"
+	use "$key"
 	exit 0
 fi
 
@@ -91,12 +104,10 @@ done < "$dir/debs.list"
 find "$tree.tmp/root" -type l -lname '/*' | while read -r l; do
 	ln -sfn "$(realpath -ms --relative-to="${l%/*}" "$tree.tmp/root$(readlink "$l")")" "$l"
 done
-# Older trees, and the packages only they used, go.
-find "$dir" -mindepth 1 -maxdepth 1 -type d ! -name debs ! -name "$key.tmp" \
-	-exec rm -rf {} +
+# The packages only older trees used go (their trees stay unpacked).
 find "$dir/debs" -name '*.deb' | while read -r f; do
 	grep -qxF "${f##*/}" "$dir/debs.list" || rm -f "$f"
 done
 touch "$tree.tmp/.unpacked"
 mv "$tree.tmp" "$tree"
-echo "$tree/root"
+use "$key"
