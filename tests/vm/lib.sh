@@ -331,6 +331,7 @@ build_userspace() {
 	make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
 	make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
 	make -s -C "$TOP/tests/collectd" O="$BUILD/tests-collectd" >&2
+	"$TOP/tests/upstream/build.sh" x86_64 "$BUILD/tests-upstream" >&2
 }
 
 # build_userspace_arm64 ROOT OUT: the arm64 guest's programs, in OUT,
@@ -338,8 +339,9 @@ build_userspace() {
 # gcc) and linked statically: tools/ (libkvmstats and kvm-statsfd, with
 # the arm64 ncurses that tests/vm/fetch-kernels.sh unpacks in ROOT),
 # selftests/ (those that apply to arm64), tests/ (the command's test and
-# the smoke test) and bin/ (demo-vm, kvm_smoke, ks-kvm-cap).  Incremental:
-# a warm run rebuilds nothing.
+# the smoke test), bin/ (demo-vm, kvm_smoke, ks-kvm-cap) and upstream/
+# (upstream's kvm_binary_stats_test: tests/upstream/build.sh).
+# Incremental: a warm run rebuilds nothing.
 build_userspace_arm64() {
 	local root=$1 out=$2 sys=$1/userland f bin
 	local cc=${CC_ARM64:-clang --target=aarch64-linux-gnu}
@@ -355,7 +357,9 @@ build_userspace_arm64() {
 		make -s -C "$TOP/tests/selftests" ARCH=arm64 CC_ARM64="$cc" \
 			O="$out/selftests" HARNESS="$(harness_dir)" \
 			LIBKVMSTATS="$out/tools/libkvmstats.a" >&2 &&
-		make -s -C "$TOP/tests/vm/demo" O="$out/bin" CC="$cc" >&2 || return
+		make -s -C "$TOP/tests/vm/demo" O="$out/bin" CC="$cc" >&2 &&
+		CC_ARM64=$cc "$TOP/tests/upstream/build.sh" arm64 "$out/upstream" >&2 ||
+		return
 	for f in tests/vm/arm64/kvm_smoke.c tests/qemu/ks-kvm-cap.c; do
 		bin=$out/bin/${f##*/}
 		bin=${bin%.c}
@@ -420,6 +424,9 @@ guest_test_payload() {
 	grep -qx collectd_plugin_test <<< "$absent" ||
 		echo --tests "$BUILD/tests-collectd/tests" \
 			--tree "$BUILD/tests-collectd/root"
+	grep -qx upstream_stats_test <<< "$absent" ||
+		echo --tests "$BUILD/tests-upstream/tests" \
+			--bin "$BUILD/tests-upstream/bin/kvm_binary_stats_test"
 	[ -z "$absent" ] || sed 's/^/--without /' <<< "$absent"
 	if [ -n "${1:-}" ]; then
 		f="$BUILD/cases/$1"

@@ -8,7 +8,8 @@
 #   SERIES  6.1 (default), 6.12, 6.1-rt, 5.10, newest (tests/vm/lanes) or
 #           6.12-debug (the debug kernel: tests/vm/debug-kernel/, built
 #           once and cached, with its lane's guest timeout and memory)
-#   TEST    selftest program names, or kvm_statsfd_tool_test, to run
+#   TEST    selftest program names, kvm_statsfd_tool_test or
+#           upstream_stats_test, to run
 #           (default: every guest test, as make check runs them)
 # Output and logs go to $BUILD/quick/<release>/ (BUILD defaults to build/).
 set -euo pipefail
@@ -38,6 +39,8 @@ if [ $# -gt 0 ]; then
 			cp "$BUILD/selftests/$t" "$out/tests/"
 		elif [ -e "$BUILD/tests-tools/tests/$t" ]; then
 			cp "$BUILD/tests-tools/tests/$t" "$out/tests/"
+		elif [ -e "$BUILD/tests-upstream/tests/$t" ]; then
+			cp "$BUILD/tests-upstream/tests/$t" "$out/tests/"
 		else
 			echo "no guest test program $t" >&2
 			exit 2
@@ -45,6 +48,7 @@ if [ $# -gt 0 ]; then
 	done
 	payload="--tests $out/tests --bin $BUILD/tools/kvm-statsfd"
 	payload+=" --bin $BUILD/tests-tools/bin/demo-vm"
+	payload+=" --bin $BUILD/tests-upstream/bin/kvm_binary_stats_test"
 else
 	payload=$(guest_test_payload "$series")
 fi

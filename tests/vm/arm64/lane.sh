@@ -85,7 +85,9 @@ fi
 # expected (none), and the cases it names.
 payload=(--tests "$a64/selftests" --tests "$a64/tests"
 	--bin "$a64/bin/demo-vm" --bin "$a64/bin/kvm_smoke"
-	--bin "$a64/bin/ks-kvm-cap" --bin "$a64/tools/kvm-statsfd")
+	--bin "$a64/bin/ks-kvm-cap" --bin "$a64/tools/kvm-statsfd"
+	--tests "$a64/upstream/tests"
+	--bin "$a64/upstream/bin/kvm_binary_stats_test")
 "$TOP/tests/vm/manifest.sh" absent "$SERIES" > "$out/absent"
 while read -r p; do
 	payload+=(--without "$p")
