@@ -7,8 +7,9 @@
 # the nonce, judge.sh against tests/vm/manifest's block for SERIES, and the
 # WARN self-test in the same boot (ks.then=warn, as on the first
 # run-guest.sh lane).  The guest runs the selftests that apply to arm64,
-# the command's and the exporter's tests with the arm64 demo-vm, and the
-# smoke test with its exact counts per exit class (arm64_smoke_test.sh,
+# the command's and the exporter's tests with the arm64 demo-vm, upstream's
+# kvm_binary_stats_test with and without the module (tests/upstream), and
+# the smoke test with its exact counts per exit class (arm64_smoke_test.sh,
 # kvm_smoke.c).
 #
 # A script lane, not a run-guest.sh one, because make check builds x86
