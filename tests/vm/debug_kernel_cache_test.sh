@@ -47,7 +47,9 @@ printf 'Package: linux-source-6.12\nVersion: 6.12.999-1\nArchitecture: all\nMain
 dpkg-deb -b "$T/deb" "$CACHE/debs/linux-source-6.12_6.12.999-1_all.deb" > /dev/null
 touch "$CACHE/debug-kernel/src-6.12.999-1/.extracted"
 
-# Two checkouts: build.sh beside its own debug.config.
+# Two checkouts: build.sh beside its own debug.config, and the
+# fetch-deb.sh it takes the source package from one directory up.
+cp "$TOP/tests/vm/fetch-deb.sh" "$T/"
 for c in a b; do
 	mkdir -p "$T/$c"
 	cp "$TOP/tests/vm/debug-kernel/build.sh" "$TOP/tests/vm/debug-kernel/debug.config" "$T/$c/"

@@ -15,27 +15,20 @@ out="$CACHE/linux-source"
 # What .extracted holds: bumped when the list of files below changes.
 FORMAT=2
 
-if [ "$(cat "$out/.extracted" 2>/dev/null)" = "$FORMAT" ]; then
+# extracted: exit, printing the tree, if it is extracted as FORMAT says.
+extracted() {
+	[ "$(cat "$out/.extracted" 2>/dev/null)" = "$FORMAT" ] || return 0
 	echo "$out"
 	exit 0
-fi
-mkdir -p "$CACHE/debs"
+}
+
+extracted
+mkdir -p "$CACHE"
 # Make check's builds ask at the same time: one extracts, the others wait.
 exec 8> "$CACHE/linux-source.lock"
 flock 8
-if [ "$(cat "$out/.extracted" 2>/dev/null)" = "$FORMAT" ]; then
-	echo "$out"
-	exit 0
-fi
-deb() { find "$CACHE/debs" -maxdepth 1 -name "${PKG}_*.deb" | sort -V | tail -n 1; }
-if [ -z "$(deb)" ]; then
-	echo "  [source] downloading $PKG (about 140 MB, once)" >&2
-	# A failed download shows as no package below.
-	(cd "$CACHE/debs" && apt-get download -q "$PKG" 2>&1) |
-		{ grep -v -e '^Get:' -e 'unsandboxed' >&2 || :; }
-fi
-deb=$(deb)
-[ -n "$deb" ] || { echo "download of $PKG failed" >&2; exit 1; }
+extracted
+deb=$("$(dirname "$0")/fetch-deb.sh" "$PKG" "about 140 MB")
 echo "  [source] extracting tools/ and checkpatch from $(basename "$deb")" >&2
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"

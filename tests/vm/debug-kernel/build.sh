@@ -37,15 +37,7 @@ mkdir -p "$CACHE/debs" "$CACHE/debug-kernel"
 # make stress) waits here for it rather than building the same tree.
 exec 9> "$CACHE/debug-kernel/.lock"
 flock 9
-if ! ls "$CACHE/debs/${PKG}_"*.deb >/dev/null 2>&1; then
-	log "downloading $PKG (about 150 MB, once)"
-	# A failed download shows as no package below.
-	(cd "$CACHE/debs" && apt-get download -q "$PKG" 2>&1 |
-		grep -v -e '^Get:' -e 'unsandboxed' >&2) || true
-	ls "$CACHE/debs/${PKG}_"*.deb >/dev/null 2>&1 ||
-		{ echo "download of $PKG failed" >&2; exit 1; }
-fi
-deb=$(find "$CACHE/debs" -maxdepth 1 -name "${PKG}_*.deb" | sort -V | tail -n 1)
+deb=$("$here/../fetch-deb.sh" "$PKG" "about 150 MB")
 debver=$(dpkg-deb -f "$deb" Version)
 
 # The source, unpacked once per package version.
