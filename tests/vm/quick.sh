@@ -34,17 +34,14 @@ rm -rf "$out"
 mkdir -p "$out/tests"
 if [ $# -gt 0 ]; then
 	for t in "$@"; do
-		# A selftest, or the command's test (which needs demo-vm).
-		if [ -e "$BUILD/selftests/$t" ]; then
-			cp "$BUILD/selftests/$t" "$out/tests/"
-		elif [ -e "$BUILD/tests-tools/tests/$t" ]; then
-			cp "$BUILD/tests-tools/tests/$t" "$out/tests/"
-		elif [ -e "$BUILD/tests-upstream/tests/$t" ]; then
-			cp "$BUILD/tests-upstream/tests/$t" "$out/tests/"
-		else
-			echo "no guest test program $t" >&2
-			exit 2
-		fi
+		# A selftest, the command's test (which needs demo-vm) or
+		# upstream's (tests/upstream).
+		for d in selftests tests-tools/tests tests-upstream/tests; do
+			[ -e "$BUILD/$d/$t" ] && break
+		done
+		[ -e "$BUILD/$d/$t" ] ||
+			{ echo "no guest test program $t" >&2; exit 2; }
+		cp "$BUILD/$d/$t" "$out/tests/"
 	done
 	payload="--tests $out/tests --bin $BUILD/tools/kvm-statsfd"
 	payload+=" --bin $BUILD/tests-tools/bin/demo-vm"
