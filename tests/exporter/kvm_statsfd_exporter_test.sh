@@ -43,7 +43,8 @@ KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 PORT=${EXPORTER_TEST_PORT:-19798}
 URL=http://127.0.0.1:$PORT
 T=$(mktemp -d /tmp/kstexp.XXXXXX)
-# ok, skip, tap_end, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh (in the guest's /bin).
+# ok, skip, tap_end, section, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh
+# (in the guest's /bin).
 . ks-tap.sh
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
@@ -52,15 +53,6 @@ cleanup() {
 	kill_bg
 }
 trap 'cleanup; rm -rf "$T"' EXIT
-
-# section NAME: whether this run has part NAME ("native", "prometheus"):
-# all of them, or those in KS_CASES (tests/vm/manifest "cases" lines).
-section() {
-	case " ${KS_CASES:-$1} " in
-	*" $1 "*) return 0 ;;
-	*) return 1 ;;
-	esac
-}
 
 # The demo guest's exits by architecture: the vendor label, the reason
 # (an exit reason, or arm64's exception class) with its vendor's number

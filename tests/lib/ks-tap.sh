@@ -8,6 +8,9 @@
 #                              every case named in LIST (one a line) with
 #                              one outcome: skipped, or failed, for DETAIL
 #   tap_end                    prints the plan; exits 0 only if none failed
+#   section NAME               whether this run has section NAME: every
+#                              one, or those in KS_CASES (init.sh sets it
+#                              from tests/vm/manifest's "cases" lines)
 #   start_vm LOG ARGS...       runs $VMM (demo-vm) ARGS in the background,
 #                              waits until it runs, sets $vm; 1 if it died
 #   stop_bg PID / kill_bg      stop one background process / all of them
@@ -40,6 +43,13 @@ ok() {
 skip() {
 	n=$((n + 1))
 	echo "ok $n $1 # SKIP $2"
+}
+
+section() {
+	case " ${KS_CASES:-$1} " in
+	*" $1 "*) return 0 ;;
+	*) return 1 ;;
+	esac
 }
 
 # A here-document, not a pipe: ok and skip must count in this shell.

@@ -32,7 +32,8 @@ VMM=${DEMO_VM:-demo-vm}
 IDLE_MS=200
 KO=${KVM_STATSFD_KO:-/lib/modules/kvm_statsfd.ko}
 T=$(mktemp -d /tmp/kstool.XXXXXX)
-# ok, skip, tap_end, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh (in the guest's /bin).
+# ok, skip, tap_end, section, start_vm, stop_bg, kill_bg: tests/lib/ks-tap.sh
+# (in the guest's /bin).
 . ks-tap.sh
 was_loaded=0
 grep -q '^kvm_statsfd ' /proc/modules && was_loaded=1
@@ -77,15 +78,6 @@ if [ ! -c /dev/kvm ] || ! command -v "$KS" > /dev/null || ! command -v "$VMM" > 
 fi
 
 # The command's usage and runtime errors need no VM: tests/tools/host_test.sh.
-
-# section NAME: whether this run has section NAME ("native", "module"):
-# all of them, or those in KS_CASES (tests/vm/manifest "cases" lines).
-section() {
-	case " ${KS_CASES:-$1} " in
-	*" $1 "*) return 0 ;;
-	*) return 1 ;;
-	esac
-}
 
 # --- 2. without the module ----------------------------------------------
 # demo-vm --like-qemu keeps the stats fds that QEMU keeps (demo_vm.c): 8.1
