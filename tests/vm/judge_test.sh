@@ -132,6 +132,14 @@ must_fail rc "a program that exits non-zero with every case ok" \
 	"exited with status 1" 's/^@@ end alpha_test rc=0/@@ end alpha_test rc=1/'
 must_fail nocase "a program that reports no case" "no test case reported" \
 	'/^@@ begin beta_test/,/^@@ end beta_test/{/^ok /d;/^1\.\./d}'
+# A shell test whose command the guest has not (busybox has no applet
+# for it): its check then compares nothing and passes, so the run fails.
+must_fail notfound "a shell test that ran a command the guest has not" \
+	"beta_test ran a command the guest has not" \
+	'/^ok 1 b.plain/i /tests/beta_test: line 12: comm: not found'
+must_fail notfound_bash "the same, in bash's words" \
+	"beta_test ran a command the guest has not" \
+	'/^ok 1 b.plain/i /tests/beta_test: line 12: comm: command not found'
 must_fail expfail "a case reported ok after a failed expectation" \
 	"after a failed expectation" \
 	'/^#            OK  a.one/i # alpha_test.c:10:one:Expected 1 (1) == x (0)'
