@@ -43,7 +43,7 @@ set -euo pipefail
 # linux-libc-dev-arm64-cross.
 PKGS="make gcc gcc-multilib libc6-dev linux-libc-dev linux-libc-dev-arm64-cross bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
-kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
+kmod cpio gzip lz4 xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
 libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev libcap-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl
 bochs bochsbios vgabios isolinux syslinux-common xorriso
 mmdebstrap debian-archive-keyring e2fsprogs

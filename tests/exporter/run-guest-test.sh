@@ -42,14 +42,14 @@ rm -rf "$out"
 mkdir -p "$out"
 bins=()
 for f in "$BUILD/tools/exporter-guest/"*; do bins+=(--bin "$f"); done
-"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--tests "$BUILD/tests-exporter/tests" \
 	--tree "$BUILD/tests-exporter/guest-root" \
 	--bin "$BUILD/tests-tools/bin/demo-vm" \
 	--bin "$BUILD/tools/kvm-statsfd" "${bins[@]}"
 step "[$series] booting $rel"
-"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.img" \
 	"$out/run" test
 rc=0
 "$TOP/tests/vm/judge.sh" "$out/run" "[$series]" || rc=1

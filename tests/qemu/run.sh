@@ -29,12 +29,12 @@ build_module "$rel" "$root" "$BUILD/$rel/module"
 out="$BUILD/run/$rel"
 rm -rf "$out"
 mkdir -p "$out"
-"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--tests "$BUILD/qemu/tests" --tree "$BUILD/qemu/root"
-step "[$series] booting $rel ($(du -h "$out/initrd.gz" | cut -f1) initramfs)"
+step "[$series] booting $rel ($(du -h "$out/initrd.img" | cut -f1) initramfs)"
 # shellcheck disable=SC2046 # the command line is a list of words
 "$TOP/tests/vm/run-guest.sh" \
-	"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test \
+	"$root/boot/vmlinuz-$rel" "$out/initrd.img" "$out/run" test \
 	$(guest_cmdline "$rel" "$root")
 "$TOP/tests/vm/judge.sh" "$out/run" "[$series]"

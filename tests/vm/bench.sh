@@ -64,7 +64,7 @@ for b in icount timed; do
 	boots+=("$b")
 	extra=()
 	[ "$b" = icount ] && extra=(--tree "$bt_root")
-	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-$b.gz" \
+	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-$b.img" \
 		--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 		--module "$drv/ks_probe_driver.ko" --bench "$out/$b" "${extra[@]}"
 done
@@ -77,12 +77,12 @@ if has_part icount; then
 	GUEST_TIMEOUT=${GUEST_TIMEOUT:-900} GUEST_ICOUNT=1 GUEST_MEM=${GUEST_MEM:-2048} \
 		GUEST_CPU=${GUEST_CPU:-max,+invtsc,x-force-features=on} \
 		"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-		"$out/initrd-icount.gz" "$out/run-icount" bench
+		"$out/initrd-icount.img" "$out/run-icount" bench
 fi
 if has_part timed; then
 	step "[$series] booting $rel: timed exit loop (a few minutes)"
 	GUEST_MEM=${GUEST_MEM:-2048} "$TOP/tests/vm/run-guest.sh" \
-		"$root/boot/vmlinuz-$rel" "$out/initrd-timed.gz" "$out/run-timed" bench
+		"$root/boot/vmlinuz-$rel" "$out/initrd-timed.img" "$out/run-timed" bench
 fi
 
 results="$BUILD/bench/results.txt"

@@ -355,7 +355,7 @@ wait_for() {
 # initrd REL ROOT SERIES: the initramfs of one kernel, made once for all
 # its lanes, with the programs the manifest runs on SERIES.
 initrd_of() {
-	local rel=$1 root=$2 series=$3 f="$RUN/build/$1/initrd.gz"
+	local rel=$1 root=$2 series=$3 f="$RUN/build/$1/initrd.img"
 	(
 		flock 8
 		[ -f "$f" ] && exit 0

@@ -43,14 +43,14 @@ out="$BUILD/demo/$rel"
 rm -rf "$out"
 mkdir -p "$out/stage"
 cp "$TOP/tests/vm/demo/run-demo.sh" "$BUILD/demo/demo-vm" "$out/stage/"
-"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$ko" \
 	--bin "$BUILD/tools/kvm-statsfd" --demo "$out/stage"
 
 step "booting $rel under QEMU (TCG, nested SVM; about 30-60 s)"
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-150} \
 	"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-	"$out/initrd.gz" "$out/run" demo &
+	"$out/initrd.img" "$out/run" demo &
 guest=$!
 
 # Stream the guest's report while it runs: drop the rig's @@ lines and the

@@ -50,12 +50,12 @@ else
 	payload=$(guest_test_payload "$series")
 fi
 # shellcheck disable=SC2046,SC2086 # the payload is a list of options
-"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" $(rig_modules_of "$rel") \
 	$payload
 step "[$series] booting $rel"
 # shellcheck disable=SC2046 # the command line is a list of words
-"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.img" \
 	"$out/run" test $(guest_cmdline "$rel" "$root")
 # The manifest applies only to a full suite.
 if [ $# -gt 0 ]; then

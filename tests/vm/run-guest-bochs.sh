@@ -57,12 +57,16 @@ rm -rf "$work"
 mkdir -p "$work/iso"
 cp "$iso_boot/isolinux.bin" "$iso_boot/ldlinux.c32" "$work/iso/"
 cp "$kernel" "$work/iso/vmlinuz"
-# The initramfs as given, plus e9cat (an initramfs may be several
-# concatenated archives).
+# e9cat, then the initramfs as given (an initramfs may be several
+# concatenated archives).  e9cat's goes first, uncompressed: an LZ4
+# archive (build-initramfs.sh) has no end the kernel could find another
+# archive after.
 mkdir -p "$work/e9/bin"
 gcc -static -O2 -o "$work/e9/bin/e9cat" "$here/bochs/e9cat.c"
-cp "$initrd" "$work/iso/initrd"
-(cd "$work/e9" && echo bin/e9cat | cpio -o -H newc --quiet) | gzip -1 >> "$work/iso/initrd"
+{
+	(cd "$work/e9" && echo bin/e9cat | cpio -o -H newc --quiet)
+	cat "$initrd"
+} > "$work/iso/initrd"
 # Bochs's TSC advances once per instruction, 60 MHz at ips=60000000, while
 # CPUID leaves 0x15/0x16 of its CPU model claim 3.5 GHz: tsc_early_khz
 # gives the kernel the real rate (else the guest's busy time runs ~60 times

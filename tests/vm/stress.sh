@@ -36,13 +36,13 @@ while read -r series rel root; do
 	mkdir -p "$out/tests"
 	cp "$BUILD/selftests/stress_test" "$BUILD/selftests/hostile_input_test" \
 		"$BUILD/selftests/scale_test" "$out/tests/"
-	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+	"$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 		--module "$BUILD/$rel/module/kvm_statsfd.ko" --tests "$out/tests"
 	# The kernel hands unknown NAME=value words to init's environment.
 	# shellcheck disable=SC2046 # the command line is a list of words
 	GUEST_TIMEOUT=$(((40 * S + 120) * slow)) GUEST_MEM=$mem \
 		"$TOP/tests/vm/run-guest.sh" \
-		"$root/boot/vmlinuz-$rel" "$out/initrd.gz" "$out/run" test \
+		"$root/boot/vmlinuz-$rel" "$out/initrd.img" "$out/run" test \
 		$(guest_cmdline "$rel" "$root") KS_STRESS_SCALE="$S"
 	"$TOP/tests/vm/judge.sh" "$out/run" "[$series stress]" || rc=1
 done <<< "$kernels"

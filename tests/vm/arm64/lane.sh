@@ -120,7 +120,7 @@ fi
 "$TOP/tests/vm/manifest.sh" cases "$SERIES" > "$out/cases"
 [ ! -s "$out/cases" ] || payload+=(--cases "$out/cases")
 # shellcheck disable=SC2046 # the rig's modules are a list of options
-if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" $(rig_modules_of "$rel") \
 	"${payload[@]}" > "$out/initramfs.log" 2>&1; then
 	lane_tap 0 "the initramfs builds"
@@ -132,7 +132,7 @@ step "[$SERIES] booting $rel under qemu-system-aarch64"
 # A run of its own: split-segments.sh keeps an earlier run's whole report.
 rm -rf "$out/tests" "$out/warn" "$out/warn-nopanic"
 # shellcheck disable=SC2046 # the command line is a list of words
-"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.gz" \
+"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" "$out/initrd.img" \
 	"$out/tests" test $(guest_cmdline "$rel" "$root") ks.then=warn
 
 # The tests' run, then the rig's self-test: each WARN run judged a failure.

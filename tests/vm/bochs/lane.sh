@@ -89,7 +89,7 @@ done < <("$TOP/tests/bench/dispatch-count" --gate \
 # own would cost about 50 s of Bochs.
 payload=()
 [ "$GATE_ONLY" = 1 ] || read -ra payload <<< "$(guest_test_payload "$SERIES-vmx" | tr '\n' ' ')"
-if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
 	--module "$filler/rig_filler.ko" --module "$warn/rig_warn.ko" \
 	"${payload[@]}" --tree "$ec/bench/gate" --tree "$gate/gate-vmx"; then
@@ -110,7 +110,7 @@ boot() {
 then_warn=ks.then=warn
 [ "$GATE_ONLY" = 1 ] && then_warn=
 # shellcheck disable=SC2046 # the command line is a list of words
-boot "$out/initrd.gz" test "$out/tests" $(guest_cmdline "$rel" "$root") $then_warn
+boot "$out/initrd.img" test "$out/tests" $(guest_cmdline "$rel" "$root") $then_warn
 # The clock the gate's probes used: the TSC, as on hosts (run-guest-bochs.sh
 # says why Bochs's TSC qualifies).
 tsc_clock() {

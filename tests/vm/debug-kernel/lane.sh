@@ -46,11 +46,11 @@ else
 fi
 
 # shellcheck disable=SC2046 # guest_test_payload is a list of options
-if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	$(rig_modules_of "$rel") \
 	$(guest_test_payload 6.12-debug) ||
-	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-detect.gz" \
+	! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd-detect.img" \
 	--module "$BUILD/$rel/rig/detector_module/rig_detect.ko"; then
 	lane_tap 0 "initramfs for $rel"
 	lane_finish
@@ -60,7 +60,7 @@ step "[$SERIES] booting $rel: selftests (slow: KASAN and lockdep under TCG)"
 cmdline=$(guest_cmdline "$rel" "$root")
 t0=$(date +%s)
 # shellcheck disable=SC2086 # the command line is a list of words
-"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.gz" "$out/tests" test \
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd.img" "$out/tests" test \
 	$cmdline
 echo "$(( $(date +%s) - t0 ))" > "$out/tests/seconds"
 step "[$SERIES] rig self-test: each detector must fail the run"
@@ -72,7 +72,7 @@ step "[$SERIES] rig self-test: each detector must fail the run"
 # and TCG, unpacking the tests' took seconds of each boot.
 # The BUG() that ends it is a segment of that boot (init.sh): a boot of
 # its own cost about 30 s to init.
-"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd-detect.gz" "$out/detect" \
+"$TOP/tests/vm/run-guest.sh" "$vmlinuz" "$out/initrd-detect.img" "$out/detect" \
 	detect panic_on_warn=0
 if ! "$TOP/tests/vm/split-segments.sh" "$out/detect" \
 	detect-bug="$out/detect-bug" 2> "$out/split.err"; then

@@ -82,7 +82,7 @@ cp "$mod/kvm_statsfd.ko" "$drv/ks_probe_driver.ko" \
 	"$TOP/tests/bench/exit-cost-budget-arm64" "$initrd/"
 cp "$root/userland/bin/busybox" "$initrd/bin/"
 install -m 0755 "$TOP/tests/vm/exit-cost-arm64/init.sh" "$initrd/init"
-(cd "$initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initrd.gz"
+(cd "$initrd" && find . | cpio -o -H newc --quiet | lz4 -1 -l -q) > "$out/initrd.img"
 
 step "$LABEL booting $rel under -icount: instructions per exit"
 rc=0
@@ -100,7 +100,7 @@ c0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
 timeout -k 5 "${EXIT_COST_ARM64_TIMEOUT:-600}" qemu-system-aarch64 \
 	-M virt,virtualization=on,gic-version=3 -cpu max,pauth-impdef=on \
 	-icount shift=0 -smp 1 -m 1024 -nographic -no-reboot -nodefaults \
-	-serial stdio -kernel "$root/boot/vmlinuz-$rel" -initrd "$out/initrd.gz" \
+	-serial stdio -kernel "$root/boot/vmlinuz-$rel" -initrd "$out/initrd.img" \
 	-append "console=ttyAMA0 panic=-1 oops=panic loglevel=4 nokaslr" \
 	< /dev/null > "$out/console.log" 2>&1 || rc=$?
 echo "# guest: $(echo "$(date +%s.%N) - $t0" | bc) s wall," \

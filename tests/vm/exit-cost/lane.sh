@@ -65,7 +65,7 @@ drv="$ec/probe-driver"
 # read-modify-write (details in OUTDIR/dispatch-count.txt).
 exit_path_binaries "$mod/kvm_statsfd.ko" "$drv/ks_probe_driver.ko"
 
-if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.gz" \
+if ! "$TOP/tests/vm/build-initramfs.sh" "$root" "$rel" "$out/initrd.img" \
 	--module "$mod/kvm_statsfd.ko" --module "$drv/ks_probe_driver.ko" \
 	--tree "$ec/bench/gate"; then
 	lane_tap 0 "initramfs for $rel"
@@ -76,7 +76,7 @@ step "$LABEL booting $rel under -icount: instructions per exit"
 # shellcheck disable=SC2046 # the command line is a list of words
 GUEST_ICOUNT=1 GUEST_CPU=max,+invtsc,x-force-features=on GUEST_MEM=2048 \
 	"$TOP/tests/vm/run-guest.sh" "$root/boot/vmlinuz-$rel" \
-	"$out/initrd.gz" "$out/tests" test $(guest_cmdline "$rel" "$root")
+	"$out/initrd.img" "$out/tests" test $(guest_cmdline "$rel" "$root")
 
 # The gate's cases, and the rig's: finished, kernel log clean, no taint.
 "$TOP/tests/vm/judge.sh" "$out/tests" "$LABEL"
