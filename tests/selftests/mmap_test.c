@@ -6,8 +6,9 @@
  * A vCPU stats fd of the module maps its own stats: /proc/self/fdinfo/<fd>
  * says where they lie in the data block (kvm_stats_mmap_offset), how many
  * bytes (kvm_stats_mmap_size) and where in the mapping they start
- * (kvm_stats_mmap_page_offset: a VM's vCPUs share pages).  Checked, in
- * superset and own mode:
+ * (kvm_stats_mmap_page_offset: a VM's vCPUs share pages).  Checked (what
+ * depends on the layout in superset mode, own mode and with the default
+ * groups: fixture "map"; what is the same in any layout once: "file"):
  * the mapping reads what pread reads, before and after guest work, also in
  * a forked child; it is a mapping of the stats file, as /proc/self/maps
  * names it, and like an open fd it holds the file, so the VM and the
@@ -114,7 +115,13 @@ FIXTURE_VARIANT_ADD(map, default_groups) { .mode = "superset", .deflt = true };
 /* Guest code: 20 CPUIDs then OUT, for each KVM_RUN; HLT after the last. */
 static const unsigned int segs[] = { 20, 20, 20, 20, 20, 20 };
 
-FIXTURE_SETUP(map)
+/*
+ * The setup of both fixtures: the module in @mode, with every stat group
+ * or (@deflt) the default ones; a VM whose vCPU ran once, its stats fd.
+ */
+static void mapping_setup(struct __test_metadata *_metadata,
+			  struct _test_data_map *self, const char *mode,
+			  bool deflt)
 {
 	const struct kvmstats_desc *d;
 	unsigned char code[256];
@@ -122,8 +129,8 @@ FIXTURE_SETUP(map)
 	size_t len;
 	int ret;
 
-	KS_SETUP_MODULE(&self->mod, variant->deflt ? NULL : variant->mode);
-	if (variant->deflt) {
+	KS_SETUP_MODULE(&self->mod, deflt ? NULL : mode);
+	if (deflt) {
 		/* Reloaded by this variant's first case only. */
 		ret = ks_module_ensure_params("");
 		ASSERT_EQ(0, ret) TH_LOG("loading: %s", strerror(-ret));
@@ -154,7 +161,7 @@ FIXTURE_SETUP(map)
 	self->hist_off = d->offset;
 	d = ks_find(&s, "exits");
 	self->exits_off = d ? d->offset : 0;
-	ASSERT_EQ(!strcmp(variant->mode, "superset"), d != NULL);
+	ASSERT_EQ(!strcmp(mode, "superset"), d != NULL);
 	kvmstats_close(&s);
 
 	ret = ks_fdinfo_map(self->sfd, &self->map_off, &self->map_size,
@@ -166,11 +173,43 @@ FIXTURE_SETUP(map)
 	self->ready = 1;
 }
 
-FIXTURE_TEARDOWN(map)
+static void mapping_teardown(struct __test_metadata *_metadata,
+			     struct _test_data_map *self)
 {
 	if (self->vm_made)
 		ks_vm_destroy(&self->vm);
 	KS_TEARDOWN_MODULE(&self->mod);
+}
+
+FIXTURE_SETUP(map)
+{
+	mapping_setup(_metadata, self, variant->mode, variant->deflt);
+}
+
+FIXTURE_TEARDOWN(map)
+{
+	mapping_teardown(_metadata, self);
+}
+
+/*
+ * The cases about the mapping as a file (what it holds on to, what is
+ * refused, what fork, madvise, mprotect and munmap do to it) meet the same
+ * code whatever the mode and groups: they run once, in the "file" fixture,
+ * superset mode with every group.  Its data is map's (the harness names a
+ * fixture's data struct _test_data_NAME: this makes file's that name), so
+ * that the helpers above serve both.
+ */
+#define _test_data_file _test_data_map
+FIXTURE(file);
+
+FIXTURE_SETUP(file)
+{
+	mapping_setup(_metadata, self, "superset", false);
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	mapping_teardown(_metadata, self);
 }
 
 /* The 6.1 harness runs a test's body even when its setup skipped. */
@@ -300,7 +339,7 @@ TEST_F(map, mapped_equals_pread)
  * refused as busy; once it is unmapped the VM's state and the file go and
  * rmmod goes through, with nothing left (oops, KASAN, leak) for the judge.
  */
-TEST_F(map, pins_the_module_until_unmapped)
+TEST_F(file, pins_the_module_until_unmapped)
 {
 	static uint64_t last[MAX_DATA / 8], now[MAX_DATA / 8];
 	long vms0, files0;
@@ -347,7 +386,7 @@ TEST_F(map, pins_the_module_until_unmapped)
 }
 
 /* Writes, execution, offsets and sizes past the block are refused. */
-TEST_F(map, refusals)
+TEST_F(file, refusals)
 {
 	static const struct {
 		int prot, flags;
@@ -456,7 +495,7 @@ static int maps_name(const void *addr, char *name, size_t len)
  * The mapping is one of the stats file: /proc/self/maps names it by the
  * file, as /proc/self/fd does, shared or private.
  */
-TEST_F(map, maps_names_the_file)
+TEST_F(file, maps_names_the_file)
 {
 	static const int flags[] = { MAP_SHARED, MAP_PRIVATE };
 	/* The fixture's vCPU has id 0 (ks_vm_create()). */
@@ -484,7 +523,7 @@ TEST_F(map, maps_names_the_file)
  * counter reset).  The file is unaffected: pread and a new mapping read
  * the counters.
  */
-TEST_F(map, dontneed_then_sigbus)
+TEST_F(file, dontneed_then_sigbus)
 {
 	const volatile uint64_t *h;
 	uint64_t v = 0, want;
@@ -526,7 +565,7 @@ TEST_F(map, dontneed_then_sigbus)
 }
 
 /* MADV_WIPEONFORK is for anonymous memory: a file's mapping refuses it. */
-TEST_F(map, wipeonfork_refused)
+TEST_F(file, wipeonfork_refused)
 {
 	static const int flags[] = { MAP_SHARED, MAP_PRIVATE };
 	unsigned int i;
@@ -551,7 +590,7 @@ TEST_F(map, wipeonfork_refused)
  * (EFAULT, in place or moving), and may move or shrink, reading the same
  * counters wherever it is.
  */
-TEST_F(map, mprotect_and_mremap)
+TEST_F(file, mprotect_and_mremap)
 {
 	static const int flags[] = { MAP_SHARED, MAP_PRIVATE };
 	unsigned int i;
@@ -641,7 +680,7 @@ static void *unmap_read_fn(void *arg)
 	return NULL;
 }
 
-TEST_F(map, munmap_while_reading)
+TEST_F(file, munmap_while_reading)
 {
 	int round, fd, ret, faulted = 0;
 	struct unmap_reader r;
@@ -687,7 +726,7 @@ TEST_F(map, munmap_while_reading)
 }
 
 /* VM stats fds and KVM's own stats fds have nothing to map. */
-TEST_F(map, vm_and_native_fds_enodev)
+TEST_F(file, vm_and_native_fds_enodev)
 {
 	int fd, ret, native;
 	void *m;
@@ -715,7 +754,7 @@ TEST_F(map, vm_and_native_fds_enodev)
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(ENODEV, errno) TH_LOG("KVM's vCPU stats fd: %s", strerror(errno));
 	close(fd);
-	ret = ks_module_ensure(variant->mode);
+	ret = ks_module_ensure("superset");
 	ASSERT_EQ(0, ret) TH_LOG("reloading: %s", strerror(-ret));
 }
 
@@ -724,7 +763,7 @@ TEST_F(map, vm_and_native_fds_enodev)
  * does not set VM_DONTCOPY: a VMM's helper may read them): it sees the
  * exits its parent's vCPU makes after the fork, as pread does.
  */
-TEST_F(map, fork_shares_the_pages)
+TEST_F(file, fork_shares_the_pages)
 {
 	int to_child[2], status, i;
 	uint64_t before;
