@@ -58,13 +58,14 @@ mkdir -p "$work/iso"
 cp "$iso_boot/isolinux.bin" "$iso_boot/ldlinux.c32" "$work/iso/"
 cp "$kernel" "$work/iso/vmlinuz"
 # e9cat, then the initramfs as given (an initramfs may be several
-# concatenated archives).  e9cat's goes first, uncompressed: an LZ4
-# archive (build-initramfs.sh) has no end the kernel could find another
-# archive after.
+# concatenated archives).  e9cat's goes first, uncompressed, with its
+# directory (nothing makes /bin before it): an LZ4 archive
+# (build-initramfs.sh) has no end the kernel could find another archive
+# after.
 mkdir -p "$work/e9/bin"
 gcc -static -O2 -o "$work/e9/bin/e9cat" "$here/bochs/e9cat.c"
 {
-	(cd "$work/e9" && echo bin/e9cat | cpio -o -H newc --quiet)
+	(cd "$work/e9" && printf 'bin\nbin/e9cat\n' | cpio -o -H newc --quiet)
 	cat "$initrd"
 } > "$work/iso/initrd"
 # Bochs's TSC advances once per instruction, 60 MHz at ips=60000000, while
