@@ -41,7 +41,7 @@ set -euo pipefail
 # Upstream's kvm_binary_stats_test (tests/upstream/build.sh) builds
 # against the uapi headers of linux-libc-dev and, for arm64, of
 # linux-libc-dev-arm64-cross.
-PKGS="make gcc gcc-multilib libc6-dev linux-libc-dev linux-libc-dev-arm64-cross bc bison flex libelf-dev libssl-dev dwarves sparse
+PKGS="make ccache gcc gcc-multilib libc6-dev linux-libc-dev linux-libc-dev-arm64-cross bc bison flex libelf-dev libssl-dev dwarves sparse
 clang libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu qemu-user
 kmod cpio gzip lz4 xz-utils zstd busybox-static qemu-system-x86 qemu-system-arm perl
 libmicrohttpd-dev libyaml-dev libcrypt-dev libncurses-dev libcap-dev curl collectd-core collectd-dev libsystemd-dev dbus-daemon zlib1g-dev python3-docutils prometheus dkms openssl

@@ -79,8 +79,9 @@ if [ -f "$root/.built" ]; then
 fi
 
 mkdir -p "$obj"
+# Not through ccache (make check's PATH): this build is cached whole.
 kmake() {
-	nice -n "$NICE" make -C "$src" O="$obj" LOCALVERSION=-ksdebug \
+	CCACHE_DISABLE=1 nice -n "$NICE" make -C "$src" O="$obj" LOCALVERSION=-ksdebug \
 		KBUILD_BUILD_USER=kvm-statsfd KBUILD_BUILD_HOST=rig "$@"
 }
 log "configuring $rel (allnoconfig + debug.config)"
