@@ -106,6 +106,28 @@ fi
 ok 0 "build dependencies installed (dpkg-checkbuilddeps)"
 before=$(cd "$SRC" && find . | sort)
 
+# --- nothing is built twice ------------------------------------------------
+# make check's debian-host lane builds the tree's packages with
+# tests/vm/debian-host/debs.sh, cached by a hash of the tree: a build here
+# too is the same work twice.  Every dpkg-buildpackage of this run is
+# counted (a wrapper first in PATH logs its directory): the tree's version
+# is built once where debs.sh's cache lacks it, else never.
+mkdir -p "$T/bin"
+real_dbp=$(command -v dpkg-buildpackage)
+cat > "$T/bin/dpkg-buildpackage" << EOF
+#!/bin/sh
+echo "\$PWD" >> "$T/builds"
+exec "$real_dbp" "\$@"
+EOF
+chmod +x "$T/bin/dpkg-buildpackage"
+export PATH=$T/bin:$PATH
+: > "$T/builds"
+if ! debs=$("$TOP/tests/vm/debian-host/debs.sh" 2> "$T/debs.log"); then
+	ok 1 "tests/vm/debian-host/debs.sh built the packages" "$(tail -n 30 "$T/debs.log")"
+	finish
+fi
+ok 0 "tests/vm/debian-host/debs.sh built the packages ($debs)"
+
 # --- the build ---------------------------------------------------------------
 # bash's times: the CPU time of the build's processes, children included.
 (
@@ -124,6 +146,12 @@ if [ "$rc" != 0 ]; then
 	finish
 fi
 ok 0 "dpkg-buildpackage -us -uc -b"
+# debs.sh says when it builds; a cache hit is silent.
+want_builds=0
+grep -q 'building the old packages' "$T/debs.log" && want_builds=1
+tree_builds=$(grep -c "/kvm-statsfd-$VER\$" "$T/builds")
+check "dpkg-buildpackage built the tree's packages ($VER) $tree_builds times in this run: $want_builds, as debs.sh's cache $( ((want_builds)) && echo lacked || echo had) them" \
+	test "$tree_builds" = "$want_builds"
 check "the build stayed under $BUILD_CPU_BUDGET CPU seconds ($b_user user + $b_sys system)" \
 	awk -v u="$b_user" -v s="$b_sys" -v b="$BUILD_CPU_BUDGET" 'BEGIN { exit !(u + s < b) }'
 check "no kernel module was built (DKMS builds it at install time)" \
