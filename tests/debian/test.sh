@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host test of the Debian packaging (debian/, issue 23 item 1): build the
-# packages as Documentation/install.rst says, `dpkg-buildpackage -us -uc
-# -b`, in a copy of the tree, then check them without installing them
-# (dpkg-deb only: installing would change this host):
+# Host test of the Debian packaging (debian/, issue 23 item 1): the
+# packages built as Documentation/install.rst says, `dpkg-buildpackage -us
+# -uc -b`, in a copy of the tree, checked without installing them
+# (dpkg-deb only: installing would change this host).  The build is
+# tests/vm/debian-host/debs.sh's, the debian-host lane's packages, cached
+# by a hash of the tree: make check builds the tree's packages once, a
+# warm run not at all.  debs.sh records what only the build can tell (its
+# CPU time, its log, the copy before it, its *.ko, `debian/rules clean`
+# after it) beside the packages, and this judges those records.
 #
 #  - the version agrees everywhere: version.h, dkms.conf, debian/changelog,
 #    the packages, /usr/src/kvm-statsfd-VERSION, the commands' --version;
@@ -18,9 +23,13 @@
 #  - lintian on the .changes: no error, no warning that is not
 #    overridden, and every override says why in a comment;
 #  - the build compiled no kernel module and ran no test suite (its CPU
-#    time is printed), and `debian/rules clean` leaves the copy as it was.
+#    time is printed), and `debian/rules clean` leaves the copy as it was;
+#  - this run built the tree's packages at most once, and not at all when
+#    debs.sh's cache had them.
 #
-# usage: tests/debian/test.sh        KEEP=1 keeps the temporary tree.
+# usage: tests/debian/test.sh        KEEP=1 keeps the temporary directory
+# (the unpacked packages, lintian's log; the build's records stay in
+# debs.sh's DIR, which the output names).  CACHE as debs.sh's.
 # Prints TAP, then "N passed, N failed[, N skipped]" (a skip is not a
 # pass).
 # shellcheck disable=SC2016,SC2317 # sh -c '..."$1"...' sh ARG is meant; has() runs under check
@@ -28,13 +37,12 @@ set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/ks-deb.XXXXXX")
-# A package build that takes longer than this is doing what it must not
-# (building the module, running make check): stop it.
-BUILD_TIMEOUT=900
 # CPU seconds (user + system) the build may use: about 25 on two cores.
+# (debs.sh stops a build that runs too long.)
 BUILD_CPU_BUDGET=120
 
 # ok, check, skip, tap_finish
+# shellcheck source=tests/lib/host-tap.sh
 . "$(dirname "$0")/../lib/host-tap.sh"
 
 finish() {
@@ -82,64 +90,80 @@ check "debian/rules stops a build whose debian/changelog disagrees with version.
 check "debian/rules stops a build whose dkms.conf disagrees with version.h" \
 	mismatch dkms.conf "s/^PACKAGE_VERSION=\"$VER\"/PACKAGE_VERSION=\"9$VER\"/"
 
-# --- a copy of the tree -----------------------------------------------------
-# What git tracks, plus files not yet added that it does not ignore, as
-# they are in the working tree (a copy of HEAD would miss the change being
-# tested); without git (an unpacked tarball), everything but build output
-# and the download cache.
-SRC=$T/kvm-statsfd-$VER
-mkdir -p "$SRC"
-if git -C "$TOP" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar --null -T - -c) | tar -x -C "$SRC"
-else
-	(cd "$TOP" && tar -c --exclude=./build --exclude=./.cache --exclude=./.git .) |
-		tar -x -C "$SRC"
-fi
-check "copy of the tree in $SRC has debian/" test -x "$SRC/debian/rules"
-
-if ! out=$(cd "$SRC" && dpkg-checkbuilddeps 2>&1); then
+# --- the build ---------------------------------------------------------------
+if ! out=$(cd "$TOP" && dpkg-checkbuilddeps 2>&1); then
 	ok 1 "build dependencies installed (scripts/install-deps.sh)" "$out"
 	finish
 fi
 ok 0 "build dependencies installed (dpkg-checkbuilddeps)"
-before=$(cd "$SRC" && find . | sort)
 
-# --- the build ---------------------------------------------------------------
-# bash's times: the CPU time of the build's processes, children included.
-(
-	cd "$SRC" && timeout "$BUILD_TIMEOUT" dpkg-buildpackage -us -uc -b
-	st=$?
-	times > "$T/build.times"
-	exit $st
-) > "$T/build.log" 2>&1
-rc=$?
-secs() { awk -F'[ms]' '{ printf "%.1f", $1 * 60 + $2 }' <<< "$1"; }	# secs 1m2.5s
-read -r b_user b_sys < <(sed -n 2p "$T/build.times" 2>/dev/null) || true
-b_user=$(secs "${b_user:-999m}") b_sys=$(secs "${b_sys:-999m}")
-echo "# dpkg-buildpackage: $b_user s user, $b_sys s system"
-if [ "$rc" != 0 ]; then
-	ok 1 "dpkg-buildpackage -us -uc -b" "status $rc" "$(tail -n 30 "$T/build.log")"
+# The debian-host lane's packages, built by debs.sh in a copy of the tree
+# (without tests/: debs.sh says why), or found in its cache: built here
+# too, they would be the same work twice.  Every dpkg-buildpackage of this
+# run is counted (a wrapper first in PATH logs its directory): the tree's
+# version is built once where debs.sh's cache lacks it, else never.  When
+# the lane's debs.sh is building at the same time, ours waits for it on
+# its lock and builds nothing.
+mkdir -p "$T/bin"
+real_dbp=$(command -v dpkg-buildpackage)
+cat > "$T/bin/dpkg-buildpackage" << EOF
+#!/bin/sh
+echo "\$PWD" >> "$T/builds"
+exec "$real_dbp" "\$@"
+EOF
+chmod +x "$T/bin/dpkg-buildpackage"
+export PATH=$T/bin:$PATH
+: > "$T/builds"
+if ! debs=$("$TOP/tests/vm/debian-host/debs.sh" 2> "$T/debs.log"); then
+	ok 1 "dpkg-buildpackage -us -uc -b (tests/vm/debian-host/debs.sh)" \
+		"$(tail -n 30 "$T/debs.log")"
 	finish
 fi
-ok 0 "dpkg-buildpackage -us -uc -b"
-check "the build stayed under $BUILD_CPU_BUDGET CPU seconds ($b_user user + $b_sys system)" \
+# debs.sh says when it builds; a cache hit is silent.
+want_builds=0
+grep -q 'building the old packages' "$T/debs.log" && want_builds=1
+tree_builds=$(grep -c "/kvm-statsfd-$VER\$" "$T/builds")
+check "dpkg-buildpackage built the tree's packages ($VER) $tree_builds times in this run: $want_builds, as debs.sh's cache $( ((want_builds)) && echo lacked || echo had) them" \
+	test "$tree_builds" = "$want_builds"
+check "debs.sh's older packages are the tree's version ($debs/versions: $(cat "$debs/versions" 2>&1))" \
+	sh -c 'read -r o n < "$1" && [ "$o" = "$2" ]' sh "$debs/versions" "$VER"
+B=$debs/old	# the build of the tree's version: its packages, .changes
+check "dpkg-buildpackage -us -uc -b, by debs.sh $(date -r "$debs/ok" '+%F %T'): $B.build.log says it finished" \
+	grep -q '^dpkg-buildpackage: info: binary-only upload' "$B.build.log"
+
+# What debs.sh recorded of that build (its header lists them): a record
+# that is missing fails its case, as a build that left no evidence.
+recorded() {	# recorded FILE CMD...: CMD, if debs.sh left FILE
+	[ -f "$1" ] || { echo "debs.sh left no $1"; return 1; }
+	"${@:2}"
+}
+check "debs.sh's copy of the tree had debian/rules (old.before, the copy before the build)" \
+	recorded "$B.before" grep -qx "f debian/rules" "$B.before"
+# bash's times, in debs.sh: the CPU time of the build's processes,
+# children included.
+secs() { awk -F'[ms]' '{ printf "%.1f", $1 * 60 + $2 }' <<< "$1"; }	# secs 1m2.5s
+read -r b_user b_sys < <(sed -n 2p "$B.times" 2>/dev/null) || true
+b_user=$(secs "${b_user:-999m}") b_sys=$(secs "${b_sys:-999m}")
+echo "# dpkg-buildpackage: $b_user s user, $b_sys s system ($( ((want_builds)) &&
+	echo "built in this run" || echo "debs.sh's cached build"))"
+check "the build stayed under $BUILD_CPU_BUDGET CPU seconds ($b_user user + $b_sys system, old.times)" \
+	recorded "$B.times" \
 	awk -v u="$b_user" -v s="$b_sys" -v b="$BUILD_CPU_BUDGET" 'BEGIN { exit !(u + s < b) }'
-check "no kernel module was built (DKMS builds it at install time)" \
-	sh -c '! find "$1" -name "*.ko" | grep .' sh "$SRC"
-check "dh_auto_test did not start the tree's make check" \
-	sh -c '! grep -E "make (-j[0-9]+ )?check|tests/vm/check.sh" "$1"' sh "$T/build.log"
+check "no kernel module was built (DKMS builds it at install time; old.ko, the copy's *.ko after the build)" \
+	recorded "$B.ko" sh -c '! grep . "$1"' sh "$B.ko"
+check "dh_auto_test did not start the tree's make check (old.build.log)" \
+	recorded "$B.build.log" \
+	sh -c '! grep -E "make (-j[0-9]+ )?check|tests/vm/check.sh" "$1"' sh "$B.build.log"
 
 ARCH=$(dpkg-architecture -qDEB_HOST_ARCH)
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-CHANGES=$T/kvm-statsfd_${deb_ver}_$ARCH.changes
+CHANGES=$B/kvm-statsfd_${deb_ver}_$ARCH.changes
 declare -A DEB=(
-	[kvm-statsfd-dkms]=$T/kvm-statsfd-dkms_${deb_ver}_all.deb
-	[kvm-statsfd]=$T/kvm-statsfd_${deb_ver}_$ARCH.deb
-	[libkvmstats1]=$T/libkvmstats1_${deb_ver}_$ARCH.deb
-	[libkvmstats-dev]=$T/libkvmstats-dev_${deb_ver}_$ARCH.deb
-	[kvm-statsfd-collectd]=$T/kvm-statsfd-collectd_${deb_ver}_$ARCH.deb
+	[kvm-statsfd-dkms]=$B/kvm-statsfd-dkms_${deb_ver}_all.deb
+	[kvm-statsfd]=$B/kvm-statsfd_${deb_ver}_$ARCH.deb
+	[libkvmstats1]=$B/libkvmstats1_${deb_ver}_$ARCH.deb
+	[libkvmstats-dev]=$B/libkvmstats-dev_${deb_ver}_$ARCH.deb
+	[kvm-statsfd-collectd]=$B/kvm-statsfd-collectd_${deb_ver}_$ARCH.deb
 )
 for p in kvm-statsfd-dkms kvm-statsfd libkvmstats1 libkvmstats-dev kvm-statsfd-collectd; do
 	if [ -f "${DEB[$p]}" ]; then
@@ -148,7 +172,7 @@ for p in kvm-statsfd-dkms kvm-statsfd libkvmstats1 libkvmstats-dev kvm-statsfd-c
 		dpkg-deb -x "${DEB[$p]}" "$T/x/$p"
 		dpkg-deb -e "${DEB[$p]}" "$T/ctl/$p"
 	else
-		ok 1 "built $(basename "${DEB[$p]}")" "$(ls "$T")"
+		ok 1 "built $(basename "${DEB[$p]}")" "$(ls "$B")"
 		finish
 	fi
 done
@@ -173,9 +197,13 @@ check "kvm-statsfd-dkms: /$S/dkms.conf is the tree's" cmp "$D/$S/dkms.conf" "$TO
 check "kvm-statsfd-dkms: dkms.conf inside names /$S (PACKAGE_NAME-PACKAGE_VERSION)" \
 	test "$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' "$D/$S/dkms.conf")-$(sed -n \
 		's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$D/$S/dkms.conf")" = "kvm-statsfd-$VER"
-# Every file the module build needs, as the tree has it, and nothing else.
-want=$(cd "$SRC" && find Kbuild Makefile dkms.conf src include -type f | sort)
-got=$(cd "$D/$S" && find . -type f | sed 's|^\./||' | sort)
+# Every file the module build needs, as the copy built had it
+# (old.before), and nothing else.
+want=$(awk '$1 != "f" { next }
+	{ p = substr($0, 3) }
+	p ~ /^(src|include)\// || p == "Kbuild" || p == "Makefile" || p == "dkms.conf" { print p }' \
+	"$B.before" | LC_ALL=C sort)
+got=$(cd "$D/$S" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
 check "kvm-statsfd-dkms: /$S holds Kbuild, Makefile, dkms.conf, src/, include/, no more, no less" \
 	diff <(echo "$want") <(echo "$got")
 check "kvm-statsfd-dkms: no build output in /$S (*.o, *.ko, .*.cmd)" \
@@ -345,7 +373,10 @@ check "every override in debian/*.lintian-overrides has a comment saying why" \
 	     END { exit bad }' "$TOP"/debian/*.lintian-overrides
 
 # --- clean -------------------------------------------------------------------
-(cd "$SRC" && debian/rules clean) > "$T/clean.log" 2>&1
-after=$(cd "$SRC" && find . | sort)
-check "debian/rules clean leaves the copy as it was" diff <(echo "$before") <(echo "$after")
+# debs.sh ran it after the build and listed the copy before and after.
+check "debian/rules clean succeeded (old.clean.rc, old.clean.log)" \
+	recorded "$B.clean.rc" sh -c '[ "$(cat "$1")" = 0 ] || { tail -n 20 "$2"; exit 1; }' sh \
+	"$B.clean.rc" "$B.clean.log"
+check "debian/rules clean leaves the copy as it was (old.before, old.after-clean)" \
+	recorded "$B.after-clean" diff "$B.before" "$B.after-clean"
 finish
