@@ -68,9 +68,13 @@ export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 # compiles only what changed (the guests' programs alone were 42 CPU-s of
 # a warm run, 2026-12-07).  Not the debug kernel's build: it is cached
 # whole (debug-kernel/build.sh), and it would fill the cache.
+# Each clone is somewhere else: paths under it are made relative in
+# what ccache hashes (CCACHE_BASEDIR), and the working directory is left
+# out (CCACHE_NOHASHDIR: only -g's record of it differs, in test programs).
 if [ -d /usr/lib/ccache ]; then
 	export PATH="/usr/lib/ccache:$PATH"
 	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
+	export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 fi
 
 progress() { step "[+$(($(date +%s) - T0)) s] $*"; }
