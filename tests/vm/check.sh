@@ -121,20 +121,8 @@ measured() {
 	)
 }
 
-# What the cache held: what appears during the run was downloaded or built
-# by it (a cold run, or a partly cold one), or by another run sharing
-# CACHE meanwhile.
-cache_state() {
-	local d
-	{
-		ls -1d "$CACHE"/debs/*.deb "$CACHE"/kernels/*/ \
-			"$CACHE"/debug-kernel/*/.built \
-			"$CACHE"/linux-source/.extracted
-		for d in "$CACHE"/chroots/*/; do
-			case "$d" in *.tmp/) ;; *) echo "$d" ;; esac
-		done
-	} 2>/dev/null | sort
-}
+# What the cache held (lib.sh cache_state), to tell a warm run from a cold
+# one at the end.
 cache_state > "$RUN/cache.before"
 
 # count FILE: add a "passed failed skipped" line to the totals.
@@ -618,21 +606,7 @@ cpu_total=$(((CPU_USER + CPU_SYS + CLK_TCK / 2) / CLK_TCK))
 
 # Warm or cold: what this run added to the cache.
 cache_state > "$RUN/cache.after"
-cold=$(comm -13 "$RUN/cache.before" "$RUN/cache.after" | awk -v c="$CACHE/" '
-	index($0, c) == 1 { $0 = substr($0, length(c) + 1) }
-	/^debug-kernel\// { dk = 1 }
-	/^chroots\// { sub("^chroots/", ""); sub("/$", ""); ch = ch " " $0 }
-	/^debs\// { debs++ }
-	/^kernels\// { k++ }
-	/^linux-source\// { ls = 1 }
-	END {
-		if (dk) out = out ", built the debug kernel"
-		if (ch != "") out = out ", built the chroots" ch
-		if (debs) out = out ", downloaded " debs " packages"
-		if (k) out = out ", unpacked " k " kernels"
-		if (ls) out = out ", unpacked linux-source"
-		print substr(out, 3)
-	}')
+cold=$(cache_report "$RUN/cache.before" "$RUN/cache.after")
 
 # CPU_BUDGET=N: a run over N CPU-seconds fails (issue 21's budgets: 700
 # warm, 1500 cold).  Off by default: the time is printed either way.

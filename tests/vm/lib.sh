@@ -120,6 +120,42 @@ build_cache_key() {
 	} | sha256sum | cut -c1-40
 }
 
+# cache_state: what the cache holds, a line each, for cache_report.  What
+# appears during a run was downloaded or built by it (a cold run, or a
+# partly cold one), or by another run sharing CACHE meanwhile.
+cache_state() {
+	local d
+	{
+		ls -1d "$CACHE"/debs/*.deb "$CACHE"/kernels/*/ \
+			"$CACHE"/debug-kernel/*/.built \
+			"$CACHE"/linux-source/.extracted
+		for d in "$CACHE"/chroots/*/; do
+			case "$d" in *.tmp/) ;; *) echo "$d" ;; esac
+		done
+	} 2>/dev/null | sort
+}
+
+# cache_report BEFORE AFTER: what a run added to the cache, in words
+# ("built the debug kernel, downloaded 3 packages"); nothing for a warm
+# run.  BEFORE and AFTER are cache_state's lists.
+cache_report() {
+	comm -13 "$1" "$2" | awk -v c="$CACHE/" '
+	index($0, c) == 1 { $0 = substr($0, length(c) + 1) }
+	/^debug-kernel\// { dk = 1 }
+	/^chroots\// { sub("^chroots/", ""); sub("/$", ""); ch = ch " " $0 }
+	/^debs\// { debs++ }
+	/^kernels\// { k++ }
+	/^linux-source\// { ls = 1 }
+	END {
+		if (dk) out = out ", built the debug kernel"
+		if (ch != "") out = out ", built the chroots" ch
+		if (debs) out = out ", downloaded " debs " packages"
+		if (k) out = out ", unpacked " k " kernels"
+		if (ls) out = out ", unpacked linux-source"
+		print substr(out, 3)
+	}'
+}
+
 build_cache_get() {
 	local key=$1 out=$2 dir="$CACHE/module-builds/$1"
 	[ -n "$key" ] && [ -f "$dir/ok" ] || return 1
