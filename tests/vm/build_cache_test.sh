@@ -3,7 +3,9 @@
 #
 # The module build cache's own test (build_module in tests/vm/lib.sh), on
 # the host with a stand-in for make: a second build with the same inputs
-# must come from the cache, and a change to any input must build again.
+# must come from the cache, and a change to any input must build again;
+# and make check's last word on the cache (lib.sh cache_report) must say
+# when a run built a module.
 # Debian's 5.10 and 6.1 headers ship no vmlinux (6.12's do), so both kinds
 # of headers tree are tried: the cache must serve a kernel without one.
 #
@@ -62,10 +64,19 @@ for kind in "without vmlinux" "with vmlinux"; do
 	[ "$kind" = "with vmlinux" ] && echo "ELF" > "$kdir/vmlinux"
 	echo "int x;" > "$T/src/main.c"
 
+	cache_state > "$T/before"
 	r=$(runs_of "$root" W=1)
 	[ "$r" = 1 ]; ok $? "headers $kind: a first build runs make once (ran $r)"
+	cache_state > "$T/after"
+	said=$(cache_report "$T/before" "$T/after")
+	[ "$said" = "built 1 module" ]
+	ok $? "headers $kind: make check's cache line says the run built it ('$said')"
 	r=$(runs_of "$root" W=1)
 	[ "$r" = 0 ]; ok $? "headers $kind: the same build again comes from the cache (make ran $r)"
+	cache_state > "$T/again"
+	said=$(cache_report "$T/after" "$T/again")
+	[ -z "$said" ]
+	ok $? "headers $kind: ... and that this one built nothing ('$said')"
 	r=$(runs_of "$root" W=1 C=1)
 	[ "$r" = 1 ]; ok $? "headers $kind: other make arguments build again (ran $r)"
 	echo "int y;" > "$T/src/main.c"
