@@ -128,8 +128,10 @@ cache_state() {
 	{
 		ls -1d "$CACHE"/debs/*.deb "$CACHE"/kernels/*/ \
 			"$CACHE"/debug-kernel/*/.built \
-			"$CACHE"/linux-source/.extracted
-		for d in "$CACHE"/chroots/*/; do
+			"$CACHE"/linux-source/.extracted \
+			"$CACHE"/module-builds/*/ok \
+			"$CACHE"/debian-host/debs-*/ok
+		for d in "$CACHE"/chroots/*/ "$CACHE"/debian-host/disk-*/; do
 			case "$d" in *.tmp/) ;; *) echo "$d" ;; esac
 		done
 	} 2>/dev/null | sort
@@ -146,8 +148,14 @@ cache_report() {
 	/^debs\// { debs++ }
 	/^kernels\// { k++ }
 	/^linux-source\// { ls = 1 }
+	/^module-builds\// { mb++ }
+	/^debian-host\/debs-/ { dp = 1 }
+	/^debian-host\/disk-/ { dd = 1 }
 	END {
 		if (dk) out = out ", built the debug kernel"
+		if (mb) out = out ", built " mb " module" (mb > 1 ? "s" : "")
+		if (dp) out = out ", built the Debian packages"
+		if (dd) out = out ", made the Debian host'"'"'s disk"
 		if (ch != "") out = out ", built the chroots" ch
 		if (debs) out = out ", downloaded " debs " packages"
 		if (k) out = out ", unpacked " k " kernels"
