@@ -63,19 +63,13 @@ export KS_CHECK_RUN="$RUN"
 # on a slow machine, 2026-11-26).
 export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 
-# Every compile of the run goes through ccache (Debian's masquerading
-# links in /usr/lib/ccache), its cache beside the downloads: a warm run
-# compiles only what changed (the guests' programs alone were 42 CPU-s of
-# a warm run, 2026-12-07).  Not the debug kernel's build: it is cached
-# whole (debug-kernel/build.sh), and it would fill the cache.
-# Each clone is somewhere else: paths under it are made relative in
-# what ccache hashes (CCACHE_BASEDIR), and the working directory is left
-# out (CCACHE_NOHASHDIR: only -g's record of it differs, in test programs).
-if [ -d /usr/lib/ccache ]; then
-	export PATH="/usr/lib/ccache:$PATH"
-	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
-	export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
-fi
+# The guests' programs compile through ccache (lib.sh with_ccache), its
+# cache beside the downloads.  Each clone is somewhere else: paths under
+# it are made relative in what ccache hashes (CCACHE_BASEDIR), and the
+# working directory is left out (CCACHE_NOHASHDIR: only -g's record of it
+# differs, in test programs).
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
+export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 
 progress() { step "[+$(($(date +%s) - T0)) s] $*"; }
 

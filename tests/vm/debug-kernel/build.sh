@@ -79,7 +79,8 @@ if [ -f "$root/.built" ]; then
 fi
 
 mkdir -p "$obj"
-# Not through ccache (make check's PATH): this build is cached whole.
+# Not through ccache, should a developer's PATH have its links: this
+# build is cached whole, and would fill ccache's cache.
 kmake() {
 	CCACHE_DISABLE=1 nice -n "$NICE" make -C "$src" O="$obj" LOCALVERSION=-ksdebug \
 		KBUILD_BUILD_USER=kvm-statsfd KBUILD_BUILD_HOST=rig "$@"
