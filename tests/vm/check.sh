@@ -63,7 +63,7 @@ export KS_CHECK_RUN="$RUN"
 # on a slow machine, 2026-11-26).
 export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 
-# The guests' programs compile through ccache (lib.sh with_ccache), its
+# The guests' programs compile through ccache (lib.sh ccache_first), its
 # cache beside the downloads.  Each clone is somewhere else: paths under
 # it are made relative in what ccache hashes (CCACHE_BASEDIR), and the
 # working directory is left out (CCACHE_NOHASHDIR: only -g's record of it

@@ -364,34 +364,32 @@ harness_dir() {
 	echo "$("$TOP/tests/vm/fetch-linux-source.sh")/tools/testing/selftests"
 }
 
-# with_ccache CMD...: CMD with its compilers through Debian's ccache (its
-# links in /usr/lib/ccache first in PATH), where it is installed.  For the
-# guests' programs only: their compiles hit from one clone to the next
-# (make check sets CCACHE_BASEDIR), 42 CPU-s of a warm run down to 15
-# (2026-12-07).  A module's kbuild, DKMS's and dpkg-buildpackage's
-# compiles name paths outside the clone, which differ from run to run:
-# through ccache they only missed, at a fifth more CPU (the DKMS test 62
-# CPU-s, then 74 and 95).
-with_ccache() {
-	if [ -d /usr/lib/ccache ]; then
-		PATH="/usr/lib/ccache:$PATH" "$@"
-	else
-		"$@"
-	fi
+# ccache_first: Debian's ccache links (/usr/lib/ccache), where installed,
+# first in PATH, which the caller has made local.  For the guests'
+# programs only: their compiles hit from one clone to the next (make check
+# sets CCACHE_BASEDIR), 42 CPU-s of a warm run down to 15 (2026-12-07).
+# A module's kbuild, DKMS's and dpkg-buildpackage's compiles name paths
+# outside the clone, which differ from run to run: through ccache they
+# only missed, at a fifth more CPU (the DKMS test 62 CPU-s, then 74 and
+# 95).
+ccache_first() {
+	[ ! -d /usr/lib/ccache ] || PATH="/usr/lib/ccache:$PATH"
 }
 
 # Build the userspace side once, statically (it runs in a busybox guest).
 build_userspace() {
+	local PATH=$PATH
+	ccache_first
 	step "building tools and selftests (static)"
-	with_ccache make -s -C "$TOP/tools" O="$BUILD/tools" STATIC=1 >&2
-	with_ccache make -s -C "$TOP/tests/selftests" O="$BUILD/selftests" \
+	make -s -C "$TOP/tools" O="$BUILD/tools" STATIC=1 >&2
+	make -s -C "$TOP/tests/selftests" O="$BUILD/selftests" \
 		HARNESS="$(harness_dir)" \
 		LIBKVMSTATS="$BUILD/tools/libkvmstats.a" >&2
-	with_ccache make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
-	with_ccache make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
-	with_ccache make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
-	with_ccache make -s -C "$TOP/tests/collectd" O="$BUILD/tests-collectd" >&2
-	with_ccache "$TOP/tests/upstream/build.sh" x86_64 "$BUILD/tests-upstream" >&2
+	make -s -C "$TOP/tests/tools" O="$BUILD/tests-tools" >&2
+	make -s -C "$TOP/tests/exporter" O="$BUILD/tests-exporter" guest >&2
+	make -s -C "$TOP/tests/qemu" O="$BUILD/tests-qemu" >&2
+	make -s -C "$TOP/tests/collectd" O="$BUILD/tests-collectd" >&2
+	"$TOP/tests/upstream/build.sh" x86_64 "$BUILD/tests-upstream" >&2
 }
 
 # build_userspace_arm64 ROOT OUT: the arm64 guest's programs, in OUT,
@@ -403,18 +401,19 @@ build_userspace() {
 # (upstream's kvm_binary_stats_test: tests/upstream/build.sh).
 # Incremental: a warm run rebuilds nothing.
 build_userspace_arm64() {
-	local root=$1 out=$2 sys=$1/userland f bin
+	local root=$1 out=$2 sys=$1/userland f bin PATH=$PATH
 	local cc=${CC_ARM64:-clang --target=aarch64-linux-gnu}
 	local cflags=(-std=gnu11 -O2 -g -Wall -Wextra -Werror -static)
 
+	ccache_first
 	step "building the arm64 guest's tools and selftests (static, $cc)"
 	mkdir -p "$out/tests" "$out/bin" || return
 	PKG_CONFIG_SYSROOT_DIR=$sys \
 		PKG_CONFIG_LIBDIR=$sys/usr/lib/aarch64-linux-gnu/pkgconfig \
-		with_ccache make -s -C "$TOP/tools" O="$out/tools" STATIC=1 CC="$cc" \
+		make -s -C "$TOP/tools" O="$out/tools" STATIC=1 CC="$cc" \
 		AR=aarch64-linux-gnu-ar CPPFLAGS="-idirafter $sys/usr/include" \
 		"$out/tools/kvm-statsfd" >&2 &&
-		with_ccache make -s -C "$TOP/tests/selftests" ARCH=arm64 CC_ARM64="$cc" \
+		make -s -C "$TOP/tests/selftests" ARCH=arm64 CC_ARM64="$cc" \
 			O="$out/selftests" HARNESS="$(harness_dir)" \
 			LIBKVMSTATS="$out/tools/libkvmstats.a" >&2 &&
 		make -s -C "$TOP/tests/vm/demo" O="$out/bin" CC="$cc" >&2 &&
