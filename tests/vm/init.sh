@@ -199,11 +199,15 @@ detect)
 		say "@@ rig_detect $f rc=$?"
 		rmmod rig_detect 2>/dev/null
 	done
-	# The leak must be older than 5 s, and seen unchanged by two scans
-	# (a stale copy of its address on some stack can hide it from one):
-	# this scan and finish's two.
+	# The leaks must be older than 5 s, and seen unchanged by two scans
+	# before kmemleak lists them.  A scan ends early, finding nothing,
+	# when a signal is pending, so scan until they are listed (report
+	# scans twice more).
 	sleep 6
-	echo scan > /sys/kernel/debug/kmemleak
+	for i in 1 2 3 4; do
+		echo scan > /sys/kernel/debug/kmemleak
+		grep -q unreferenced /sys/kernel/debug/kmemleak && break
+	done
 	report
 	segment detect-bug
 	insmod /lib/modules/rig_detect.ko fault=bug

@@ -7,7 +7,7 @@
  *   uaf     read freed slab memory (KASAN)
  *   kfence  read freed memory from the KFENCE pool (KFENCE)
  *   lockdep take two locks in both orders (lockdep)
- *   leak    drop the only pointer to an allocation (kmemleak)
+ *   leak    drop the only pointers to allocations (kmemleak)
  *   sleep   a sleeping allocation under a spinlock (DEBUG_ATOMIC_SLEEP)
  *   ubsan   shift an int by more than its width (UBSAN)
  *   bug     BUG()
@@ -20,6 +20,7 @@
 
 #include <linux/bug.h>
 #include <linux/delay.h>
+#include <linux/kernel.h>
 #include <linux/kfence.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -96,15 +97,35 @@ static void rig_lock_inversion(void)
 	mutex_unlock(&rig_lock_b);
 }
 
-static int rig_leak(void)
+/*
+ * kmemleak is conservative: any copy of a leaked address in memory it
+ * scans makes the object look referenced.  Copies stay behind on stacks
+ * (a dead task's stack waits in a per-CPU cache, and kmemleak scans it)
+ * and in freed slab memory that is handed out again unzeroed.  One leaked
+ * object went unreported that way in a CI run, so leak several, each
+ * from a call of its own: the next call's frames overwrite the previous
+ * address, and a stray copy can hide one of them, not all.
+ */
+#define RIG_LEAKS 8
+
+static noinline int rig_leak_one(int i)
 {
 	char *p = kmalloc(200, GFP_KERNEL);
 
 	if (!p)
 		return -ENOMEM;
 	/* Recognisable in kmemleak's hex dump of the object. */
-	strscpy(p, "rig_detect deliberate leak", 200);
+	snprintf(p, 200, "rig_detect deliberate leak %d", i);
 	return 0;
+}
+
+static int rig_leak(void)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < RIG_LEAKS && !ret; i++)
+		ret = rig_leak_one(i);
+	return ret;
 }
 
 static void rig_sleep_in_atomic(void)
