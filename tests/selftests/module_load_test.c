@@ -245,104 +245,6 @@ static int stats_fd_is_modules(void)
 	return ret;
 }
 
-/* The livepatch stand-in, beside kvm_statsfd.ko: 0 if it is there. */
-static int standin_path(char *path, size_t len)
-{
-	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
-
-	snprintf(path, len, "%.*s/" STANDIN ".ko",
-		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
-	return access(path, R_OK);
-}
-
-/*
- * Beside a livepatch of KVM's ioctl handlers, here a test module that owns
- * both the way a livepatch does (an ftrace_ops with IPMODIFY on each:
- * tests/rig/livepatch_standin/), loaded before or after the module: where
- * KVM has binary stats the default load lives beside it and serves its
- * stats fds; with cross_process=1 (and before 5.14, where the module
- * brings the ioctl) the module needs those handlers itself, so whichever
- * of the two comes second is refused with EBUSY, and the first works on.
- */
-TEST_F(module, beside_a_livepatch)
-{
-	int native = ks_native_binary_stats();
-	char path[512];
-
-	ASSERT_LE(0, native);
-	if (standin_path(path, sizeof(path)))
-		SKIP(return, "no %s: not built for this lane", path);
-	if (ks_module_loaded())
-		ASSERT_EQ(0, ks_module_unload());
-
-	/* The livepatch first, then the module. */
-	ASSERT_EQ(0, ks_insmod(path, "")) TH_LOG("loading %s", path);
-	if (native) {
-		ASSERT_EQ(0, ks_module_load_default(""));
-		EXPECT_EQ(1, stats_fd_is_modules());
-		EXPECT_EQ(0, ks_module_unload());
-	} else {
-		EXPECT_EQ(-EBUSY, ks_module_load_default(""));
-	}
-	EXPECT_EQ(-EBUSY, ks_module_load("cross_process=1"));
-	EXPECT_EQ(0, ks_module_loaded());
-	ASSERT_EQ(0, unload_module(STANDIN));
-
-	/* The module first, then the livepatch. */
-	ASSERT_EQ(0, ks_module_load_default(""));
-	EXPECT_EQ(native ? 0 : -EBUSY, ks_insmod(path, ""));
-	EXPECT_EQ(1, stats_fd_is_modules());
-	unload_module(STANDIN);
-	ASSERT_EQ(0, ks_module_unload());
-	ASSERT_EQ(0, ks_module_load("cross_process=1"));
-	EXPECT_EQ(-EBUSY, ks_insmod(path, ""));
-	EXPECT_EQ(1, stats_fd_is_modules());
-	EXPECT_EQ(0, ks_module_unload());
-}
-
-/*
- * Beside a livepatch of fs/anon_inodes.c (the stand-in with
- * target=anon_inodes), loaded before or after the module.  Where KVM has
- * binary stats the default load owns anon_inode_getfile() with IPMODIFY,
- * as such a livepatch would: whichever of the two comes second is refused
- * with EBUSY, and the first works on; a load with cross_process=1, which
- * hooks KVM's ioctl handlers instead, lives beside the livepatch and
- * serves its stats fds.  Where the module brings the ioctl (before 5.14)
- * it never hooks anon_inodes: both orders live side by side.
- */
-TEST_F(module, beside_an_anon_inodes_livepatch)
-{
-	int native = ks_native_binary_stats();
-	char path[512];
-
-	ASSERT_LE(0, native);
-	if (standin_path(path, sizeof(path)))
-		SKIP(return, "no %s: not built for this lane", path);
-	if (ks_module_loaded())
-		ASSERT_EQ(0, ks_module_unload());
-
-	/* The livepatch first, then the module. */
-	ASSERT_EQ(0, ks_insmod(path, "target=anon_inodes"))
-		TH_LOG("loading %s", path);
-	EXPECT_EQ(native ? -EBUSY : 0, ks_module_load_default(""));
-	if (ks_module_loaded()) {
-		EXPECT_EQ(1, stats_fd_is_modules());
-		EXPECT_EQ(0, ks_module_unload());
-	}
-	ASSERT_EQ(0, ks_module_load("cross_process=1"));
-	EXPECT_EQ(1, stats_fd_is_modules());
-	EXPECT_EQ(0, ks_module_unload());
-	ASSERT_EQ(0, unload_module(STANDIN));
-
-	/* The module first, then the livepatch. */
-	ASSERT_EQ(0, ks_module_load_default(""));
-	EXPECT_EQ(native ? -EBUSY : 0, ks_insmod(path, "target=anon_inodes"));
-	EXPECT_EQ(1, stats_fd_is_modules());
-	if (!native)
-		EXPECT_EQ(0, unload_module(STANDIN));
-	EXPECT_EQ(0, ks_module_unload());
-}
-
 /*
  * Where KVM's functions are: in kvm.ko on x86, in the kernel proper on
  * arm64 (Debian builds KVM in there: CONFIG_KVM=y).
@@ -401,6 +303,130 @@ static uint64_t kallsyms_addr(const char *func, const char *mod)
 			return mod ? (strcmp(mod, "kvm") ? 0 : in_kvm[i]) :
 				     in_kernel[i];
 	return 0;
+}
+
+/*
+ * The stand-in's parameters for @target ("kvm_ioctls" or "anon_inodes"):
+ * the functions' addresses, so that it need not look their names up
+ * (livepatch_standin.c), or only the target if /proc/kallsyms hides them.
+ */
+static const char *standin_params(const char *target)
+{
+	static char buf[96];
+	int anon = !strcmp(target, "anon_inodes");
+	uint64_t a, b;
+
+	if (anon) {
+		a = kallsyms_addr("anon_inode_getfile", NULL);
+		b = kallsyms_addr("anon_inode_getfile_fmode", NULL);
+	} else {
+		a = kallsyms_addr("kvm_vm_ioctl", KVM_MOD);
+		b = kallsyms_addr("kvm_vcpu_ioctl", KVM_MOD);
+	}
+	if (!a || (!anon && !b))
+		snprintf(buf, sizeof(buf), "target=%s", target);
+	else
+		snprintf(buf, sizeof(buf), "target=%s ip=0x%" PRIx64 ",0x%" PRIx64,
+			 target, a, b);
+	return buf;
+}
+
+/* The livepatch stand-in, beside kvm_statsfd.ko: 0 if it is there. */
+static int standin_path(char *path, size_t len)
+{
+	const char *ko = ks_module_path(), *slash = strrchr(ko, '/');
+
+	snprintf(path, len, "%.*s/" STANDIN ".ko",
+		 slash ? (int)(slash - ko) : 1, slash ? ko : ".");
+	return access(path, R_OK);
+}
+
+/*
+ * Beside a livepatch of KVM's ioctl handlers, here a test module that owns
+ * both the way a livepatch does (an ftrace_ops with IPMODIFY on each:
+ * tests/rig/livepatch_standin/), loaded before or after the module: where
+ * KVM has binary stats the default load lives beside it and serves its
+ * stats fds; with cross_process=1 (and before 5.14, where the module
+ * brings the ioctl) the module needs those handlers itself, so whichever
+ * of the two comes second is refused with EBUSY, and the first works on.
+ */
+TEST_F(module, beside_a_livepatch)
+{
+	int native = ks_native_binary_stats();
+	char path[512];
+
+	ASSERT_LE(0, native);
+	if (standin_path(path, sizeof(path)))
+		SKIP(return, "no %s: not built for this lane", path);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+
+	/* The livepatch first, then the module. */
+	ASSERT_EQ(0, ks_insmod(path, standin_params("kvm_ioctls"))) TH_LOG("loading %s", path);
+	if (native) {
+		ASSERT_EQ(0, ks_module_load_default(""));
+		EXPECT_EQ(1, stats_fd_is_modules());
+		EXPECT_EQ(0, ks_module_unload());
+	} else {
+		EXPECT_EQ(-EBUSY, ks_module_load_default(""));
+	}
+	EXPECT_EQ(-EBUSY, ks_module_load("cross_process=1"));
+	EXPECT_EQ(0, ks_module_loaded());
+	ASSERT_EQ(0, unload_module(STANDIN));
+
+	/* The module first, then the livepatch. */
+	ASSERT_EQ(0, ks_module_load_default(""));
+	EXPECT_EQ(native ? 0 : -EBUSY, ks_insmod(path, standin_params("kvm_ioctls")));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	unload_module(STANDIN);
+	ASSERT_EQ(0, ks_module_unload());
+	ASSERT_EQ(0, ks_module_load("cross_process=1"));
+	EXPECT_EQ(-EBUSY, ks_insmod(path, standin_params("kvm_ioctls")));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	EXPECT_EQ(0, ks_module_unload());
+}
+
+/*
+ * Beside a livepatch of fs/anon_inodes.c (the stand-in with
+ * target=anon_inodes), loaded before or after the module.  Where KVM has
+ * binary stats the default load owns anon_inode_getfile() with IPMODIFY,
+ * as such a livepatch would: whichever of the two comes second is refused
+ * with EBUSY, and the first works on; a load with cross_process=1, which
+ * hooks KVM's ioctl handlers instead, lives beside the livepatch and
+ * serves its stats fds.  Where the module brings the ioctl (before 5.14)
+ * it never hooks anon_inodes: both orders live side by side.
+ */
+TEST_F(module, beside_an_anon_inodes_livepatch)
+{
+	int native = ks_native_binary_stats();
+	char path[512];
+
+	ASSERT_LE(0, native);
+	if (standin_path(path, sizeof(path)))
+		SKIP(return, "no %s: not built for this lane", path);
+	if (ks_module_loaded())
+		ASSERT_EQ(0, ks_module_unload());
+
+	/* The livepatch first, then the module. */
+	ASSERT_EQ(0, ks_insmod(path, standin_params("anon_inodes")))
+		TH_LOG("loading %s", path);
+	EXPECT_EQ(native ? -EBUSY : 0, ks_module_load_default(""));
+	if (ks_module_loaded()) {
+		EXPECT_EQ(1, stats_fd_is_modules());
+		EXPECT_EQ(0, ks_module_unload());
+	}
+	ASSERT_EQ(0, ks_module_load("cross_process=1"));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	EXPECT_EQ(0, ks_module_unload());
+	ASSERT_EQ(0, unload_module(STANDIN));
+
+	/* The module first, then the livepatch. */
+	ASSERT_EQ(0, ks_module_load_default(""));
+	EXPECT_EQ(native ? -EBUSY : 0, ks_insmod(path, standin_params("anon_inodes")));
+	EXPECT_EQ(1, stats_fd_is_modules());
+	if (!native)
+		EXPECT_EQ(0, unload_module(STANDIN));
+	EXPECT_EQ(0, ks_module_unload());
 }
 
 /*

@@ -10,6 +10,13 @@
  * it, anon_inode_getfile_fmode(), so that module_load_test can check which
  * loads of kvm_statsfd live beside such a livepatch and which are refused.
  * Loading fails (EBUSY) if another IPMODIFY user owns one of them.
+ *
+ * The functions are found by address when the loader passes them (ip=,
+ * from /proc/kallsyms), as a livepatch finds its own: ftrace maps each
+ * to its location.  By name, ftrace_set_filter() looks the name up for
+ * every traceable function of the kernel, about half a second under TCG
+ * for each one added or taken out, and module_load_test adds and takes
+ * out a dozen.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -50,6 +57,11 @@ static const struct standin_fn anon_inodes[] = {
 static const struct standin_fn *standin_fns;
 static unsigned int standin_nr;
 
+static unsigned long ip[2];
+static int ip_nr;
+module_param_array(ip, ulong, &ip_nr, 0444);
+MODULE_PARM_DESC(ip, "the target's functions' addresses, in the order above (0: this kernel has none); without them, their names are looked up");
+
 /*
  * A livepatch's ops: IPMODIFY, with SAVE_REGS where the kernel has them.
  * arm64's 6.12 has ftrace WITH_ARGS, not WITH_REGS, and refuses SAVE_REGS
@@ -65,15 +77,21 @@ static struct ftrace_ops standin_ops = {
 };
 
 /*
- * Add @func to the filter, or take it out again ("!func"); taking the last
- * one out frees the filter (ftrace_free_filter() is not exported before
- * 6.2).
+ * Add the target's function @i to the filter, or take it out again;
+ * taking the last one out frees the filter (ftrace_free_filter() is not
+ * exported before 6.2).  -EINVAL: the kernel has no such function.
  */
-static int standin_filter(const char *func, bool remove)
+static int standin_filter(unsigned int i, bool remove)
 {
 	static char buf[KSYM_NAME_LEN + 2];
 
-	snprintf(buf, sizeof(buf), "%s%s", remove ? "!" : "", func);
+	if (ip_nr) {
+		if (!ip[i])
+			return -EINVAL;
+		return ftrace_set_filter_ip(&standin_ops, ip[i], remove, 0);
+	}
+	snprintf(buf, sizeof(buf), "%s%s", remove ? "!" : "",
+		 standin_fns[i].name);
 	return ftrace_set_filter(&standin_ops, buf, strlen(buf), 0);
 }
 
@@ -82,7 +100,7 @@ static void standin_unfilter(void)
 	unsigned int i;
 
 	for (i = 0; i < standin_nr; i++)
-		standin_filter(standin_fns[i].name, true);
+		standin_filter(i, true);
 }
 
 static int __init standin_init(void)
@@ -99,8 +117,10 @@ static int __init standin_init(void)
 	} else {
 		return -EINVAL;
 	}
+	if (ip_nr && ip_nr != standin_nr)
+		return -EINVAL;
 	for (i = 0; i < standin_nr && !ret; i++) {
-		ret = standin_filter(standin_fns[i].name, false);
+		ret = standin_filter(i, false);
 		if (ret == -EINVAL && standin_fns[i].optional)
 			ret = 0;
 	}
