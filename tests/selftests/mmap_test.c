@@ -935,7 +935,9 @@ TEST_F(map, vcpus_share_pages)
  * and the whole mapped block must read what pread reads.  fdinfo's place
  * in the page is fixed when the vCPU's state is made: the same after the
  * move.  Each KVM_RUN is N CPUIDs and an OUT: 4 x R x (N + 1) exits, ~20k
- * (~50 us each on the nested TCG lanes).
+ * (~50 us each on the nested TCG lanes).  The move is the same code in
+ * every mode and layout, only the block's size differs: it runs once, in
+ * the file fixture, whose block (every group) is the largest.
  */
 #define LIVE_VCPUS	4
 #define LIVE_CPUID	40	/* N */
@@ -975,7 +977,7 @@ static uint64_t mapped_u64(const void *blk, uint64_t off)
 	return *(const volatile uint64_t *)((const char *)blk + off);
 }
 
-TEST_F_TIMEOUT(map, first_mapping_while_running_loses_no_exit, 600)
+TEST_F_TIMEOUT(file, first_mapping_while_running_loses_no_exit, 600)
 {
 	struct ks_errs err = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t off[LIVE_VCPUS], size[LIVE_VCPUS], page_off[LIVE_VCPUS];
