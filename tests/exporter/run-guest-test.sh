@@ -46,6 +46,7 @@ for f in "$BUILD/tools/exporter-guest/"*; do bins+=(--bin "$f"); done
 	--module "$BUILD/$rel/module/kvm_statsfd.ko" \
 	--tests "$BUILD/tests-exporter/tests" \
 	--tree "$BUILD/tests-exporter/guest-root" \
+	--tree "$BUILD/tests-exporter/prometheus-root" \
 	--bin "$BUILD/tests-tools/bin/demo-vm" \
 	--bin "$BUILD/tools/kvm-statsfd" "${bins[@]}"
 step "[$series] booting $rel"

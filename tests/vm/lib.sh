@@ -474,6 +474,12 @@ guest_test_payload() {
 	if ! grep -qx kvm_statsfd_exporter_test <<< "$absent"; then
 		echo --tests "$BUILD/tests-exporter/tests" \
 			--tree "$BUILD/tests-exporter/guest-root"
+		# Prometheus (50 MB) only for a lane that runs the test's part
+		# 4: all of it, or cases that name it.
+		[ -n "${1:-}" ] && "$TOP/tests/vm/manifest.sh" cases "$1" |
+			awk -F'\t' '$1 == "kvm_statsfd_exporter_test" &&
+				$2 !~ /(^| )prometheus( |$)/ { f = 1 } END { exit !f }' ||
+			echo --tree "$BUILD/tests-exporter/prometheus-root"
 		for f in "$BUILD/tools/exporter-guest/"*; do
 			echo --bin "$f"
 		done
