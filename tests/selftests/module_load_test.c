@@ -255,7 +255,10 @@ static int stats_fd_is_modules(void)
 #define KVM_MOD		"kvm"
 #endif
 
-/* The functions whose addresses hooks_live reads (hooked_functions()). */
+/*
+ * The functions whose addresses hooks_live reads (hooked_functions()) and
+ * the livepatch stand-in is given (standin_params()).
+ */
 static const char *const ksym_names[] = {
 	"kvm_arch_destroy_vm", "anon_inode_getfile", "anon_inode_getfile_fmode",
 	"kvm_vm_ioctl", "kvm_vcpu_ioctl", "kvm_vm_ioctl_check_extension",

@@ -462,12 +462,16 @@ rig_warn_verdict() {
 # the exporter's test, and so does Debian's collectd, with our plugin
 # (tests/collectd/collect-collectd.sh).
 guest_test_payload() {
-	local f absent=
+	local f absent='' cases=''
 
 	# What tests/vm/manifest says SERIES does not run ("none"), and the
 	# trees only those programs need: the initramfs stays small (under
-	# Bochs each MB of it costs seconds of boot).
-	[ -z "${1:-}" ] || absent=$("$TOP/tests/vm/manifest.sh" absent "$1")
+	# Bochs each MB of it costs seconds of boot).  Its programs that run
+	# only some of their cases, and which.
+	if [ -n "${1:-}" ]; then
+		absent=$("$TOP/tests/vm/manifest.sh" absent "$1")
+		cases=$("$TOP/tests/vm/manifest.sh" cases "$1")
+	fi
 	echo --tests "$BUILD/selftests" --tests "$BUILD/tests-tools/tests" \
 		--bin "$BUILD/tests-tools/bin/demo-vm" \
 		--bin "$BUILD/tools/kvm-statsfd"
@@ -476,9 +480,9 @@ guest_test_payload() {
 			--tree "$BUILD/tests-exporter/guest-root"
 		# Prometheus (50 MB) only for a lane that runs the test's part
 		# 4: all of it, or cases that name it.
-		[ -n "${1:-}" ] && "$TOP/tests/vm/manifest.sh" cases "$1" |
-			awk -F'\t' '$1 == "kvm_statsfd_exporter_test" &&
-				$2 !~ /(^| )prometheus( |$)/ { f = 1 } END { exit !f }' ||
+		awk -F'\t' '$1 == "kvm_statsfd_exporter_test" &&
+			$2 !~ /(^| )prometheus( |$)/ { f = 1 } END { exit !f }' \
+			<<< "$cases" ||
 			echo --tree "$BUILD/tests-exporter/prometheus-root"
 		for f in "$BUILD/tools/exporter-guest/"*; do
 			echo --bin "$f"
@@ -496,8 +500,8 @@ guest_test_payload() {
 	if [ -n "${1:-}" ]; then
 		f="$BUILD/cases/$1"
 		mkdir -p "${f%/*}"
-		"$TOP/tests/vm/manifest.sh" cases "$1" > "$f"
-		[ ! -s "$f" ] || echo --cases "$f"
+		: > "$f"
+		[ -z "$cases" ] || { printf '%s\n' "$cases" > "$f"; echo --cases "$f"; }
 	fi
 }
 
